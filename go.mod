@@ -1,0 +1,12 @@
+module github.com/squallstream/squall
+
+go 1.26
+
+require (
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)
