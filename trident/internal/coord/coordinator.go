@@ -1,0 +1,318 @@
+package coord
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/squallstream/squall/state"
+)
+
+// slot is the coordinator's record of one txid in its window.
+type slot struct {
+	used     bool   // an attempt number was used for this txid
+	attempt  uint32 // the highest attempt number used; current if active
+	status   Status // zero when inactive
+	deadline int64  // tick at which the current phase times out
+	failures int    // failed attempts since the coordinator started
+}
+
+// Coordinator is the batch coordinator state machine. It is not safe for
+// concurrent use: one goroutine (the shell) owns it.
+//
+// Its window is the txids committed+1 .. committed+MaxBatchesInFlight. The
+// active txids always form a prefix of the window: emission fills the
+// lowest inactive txids first, a commit removes the lowest active one, and
+// a failure deactivates a txid and everything after it.
+type Coordinator struct {
+	cfg       Config
+	committed state.TxID
+	slots     []slot                // slots[t % len(slots)] records txid t of the window
+	active    int                   // active txids: committed+1 .. committed+active
+	extra     map[state.TxID]uint32 // recovered attempts beyond the window
+
+	now      int64 // ticks seen
+	lastEmit int64 // tick of the last emission
+	emitted  bool  // whether anything was emitted yet
+	paused   bool  // the spouts are not ready
+	err      error // non-nil once halted
+
+	dirty   bool     // the durable state changed since the last Persist
+	step    []Action // announcements of the current input
+	actions []Action // queued for the shell
+	handed  int      // actions returned by the last Ready
+}
+
+// New returns a coordinator that resumes from st, the last State the shell
+// persisted (the zero State for a new stream). The next batch it emits is
+// st.Committed+1, and every attempt number it uses is higher than the ones
+// recorded in st.
+//
+// The coordinator starts with the spouts ready and emits nothing until its
+// first input: the shell normally calls Tick right away.
+func New(cfg Config, st State) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := cfg.window()
+	c := &Coordinator{cfg: cfg, committed: st.Committed, slots: make([]slot, w)}
+	last := st.Committed + state.TxID(w)
+	for _, a := range st.Attempts {
+		switch {
+		case a.TxID <= st.Committed:
+			// Committed already; nothing will run it again.
+		case a.TxID <= last:
+			if s := c.slot(a.TxID); !s.used || a.N > s.attempt {
+				s.used, s.attempt = true, a.N
+			}
+		default:
+			if c.extra == nil {
+				c.extra = make(map[state.TxID]uint32)
+			}
+			if n, ok := c.extra[a.TxID]; !ok || a.N > n {
+				c.extra[a.TxID] = a.N
+			}
+		}
+	}
+	return c, nil
+}
+
+func (c *Coordinator) slot(t state.TxID) *slot {
+	return &c.slots[uint64(t)%uint64(len(c.slots))]
+}
+
+// current returns the slot of a if a is the current attempt of an active
+// txid and is in phase p, and nil for anything stale or unknown.
+func (c *Coordinator) current(a Attempt, p Status) *slot {
+	if a.TxID <= c.committed || a.TxID > c.committed+state.TxID(c.active) {
+		return nil
+	}
+	s := c.slot(a.TxID)
+	if s.status != p || s.attempt != a.N || p == Processed {
+		return nil
+	}
+	return s
+}
+
+// Ack reports that phase p of attempt a completed: its processing
+// (p == Processing) or its commit (p == Committing). An ack for anything
+// else (a stale attempt, a phase the attempt is not in, a duplicate) is
+// ignored.
+//
+// Naming the phase keeps a late or duplicated processing ack from being
+// taken for the commit's: Storm tells them apart only by timing.
+func (c *Coordinator) Ack(a Attempt, p Status) {
+	if c.err != nil {
+		return
+	}
+	s := c.current(a, p)
+	if s == nil {
+		return
+	}
+	if p == Processing {
+		s.status = Processed
+	} else {
+		c.committed = a.TxID // a.TxID is committed+1: only it can commit
+		c.active--
+		*s = slot{} // now records txid committed+len(slots)
+		next := c.committed + state.TxID(len(c.slots))
+		if n, ok := c.extra[next]; ok {
+			s.used, s.attempt = true, n
+			delete(c.extra, next)
+		}
+		c.dirty = true
+		c.step = append(c.step, Action{Kind: Success, Attempt: a})
+	}
+	c.sync()
+	c.flush()
+}
+
+// Fail reports that phase p of attempt a failed (p is Processing or
+// Committing), for reason, which may be nil. The txid and every later
+// active txid are discarded and emitted again with higher attempt numbers;
+// a failed commit re-runs the whole batch. A fail for anything else (a
+// stale attempt, a phase the attempt is not in) is ignored. Fail returns a
+// non-nil error once the coordinator has halted.
+func (c *Coordinator) Fail(a Attempt, p Status, reason error) error {
+	if c.err != nil {
+		return c.err
+	}
+	if s := c.current(a, p); s != nil {
+		c.fail(a, s, reason)
+		c.sync()
+		c.flush()
+	}
+	return c.err
+}
+
+func (c *Coordinator) fail(a Attempt, s *slot, reason error) {
+	s.failures++
+	if c.cfg.MaxAttempts > 0 && s.failures >= c.cfg.MaxAttempts {
+		c.err = &AttemptLimitError{Last: a, Failures: s.failures, Reason: reason}
+		return
+	}
+	end := c.committed + state.TxID(c.active)
+	for t := a.TxID; t <= end; t++ {
+		c.slot(t).status = 0
+	}
+	c.active = int(a.TxID - c.committed - 1)
+}
+
+// Tick advances logical time by one tick: batches whose phase has lasted
+// Config.BatchTimeout ticks fail with ErrBatchTimeout, and a throttled
+// emission may proceed. Tick returns a non-nil error once the coordinator
+// has halted.
+func (c *Coordinator) Tick() error {
+	if c.err != nil {
+		return c.err
+	}
+	c.now++
+	if c.cfg.BatchTimeout > 0 {
+		for i := 1; i <= c.active; i++ {
+			t := c.committed + state.TxID(i)
+			s := c.slot(t)
+			if s.status != Processed && c.now >= s.deadline {
+				a := Attempt{TxID: t, N: s.attempt}
+				c.fail(a, s, fmt.Errorf("%w: %s while %s", ErrBatchTimeout, a, s.status))
+				break // every later txid was discarded with it
+			}
+		}
+	}
+	c.sync()
+	c.flush()
+	return c.err
+}
+
+// SetSpoutReady tells the coordinator whether the spouts can start batches
+// (Storm's isReady of every spout coordinator). While they cannot, no batch
+// is emitted, not even the re-run of a failed one, but batches already
+// emitted still commit: SetSpoutReady(false) drains the pipeline.
+func (c *Coordinator) SetSpoutReady(ready bool) {
+	if c.err != nil {
+		return
+	}
+	c.paused = !ready
+	c.sync()
+	c.flush()
+}
+
+// sync starts the commit of the lowest uncommitted txid if it was processed,
+// then emits batches into the free slots of the window.
+func (c *Coordinator) sync() {
+	if c.err != nil {
+		return
+	}
+	if c.active > 0 {
+		s := c.slot(c.committed + 1)
+		if s.status == Processed {
+			s.status = Committing
+			s.deadline = c.now + int64(c.cfg.BatchTimeout)
+			c.step = append(c.step, Action{Kind: Commit, Attempt: Attempt{TxID: c.committed + 1, N: s.attempt}})
+		}
+	}
+	for !c.paused && c.active < len(c.slots) && !c.throttled() {
+		t := c.committed + state.TxID(c.active) + 1
+		s := c.slot(t)
+		switch {
+		case !s.used:
+			s.used, s.attempt = true, 0
+		case s.attempt == math.MaxUint32:
+			c.err = &AttemptLimitError{Last: Attempt{TxID: t, N: s.attempt}, Failures: s.failures}
+			return
+		default:
+			s.attempt++
+		}
+		s.status = Processing
+		s.deadline = c.now + int64(c.cfg.BatchTimeout)
+		c.active++
+		c.dirty = true
+		c.lastEmit, c.emitted = c.now, true
+		c.step = append(c.step, Action{Kind: EmitBatch, Attempt: Attempt{TxID: t, N: s.attempt}})
+	}
+}
+
+func (c *Coordinator) throttled() bool {
+	return c.cfg.EmitInterval > 0 && c.emitted && c.now-c.lastEmit < int64(c.cfg.EmitInterval)
+}
+
+// flush queues the current input's announcements, preceded by a Persist of
+// the durable state if it changed.
+func (c *Coordinator) flush() {
+	if c.dirty {
+		c.actions = append(c.actions, Action{Kind: Persist, State: c.State()})
+		c.dirty = false
+	}
+	c.actions = append(c.actions, c.step...)
+	c.step = c.step[:0]
+}
+
+// HasReady reports whether there are actions for the shell.
+func (c *Coordinator) HasReady() bool { return len(c.actions) > 0 }
+
+// Ready returns the actions queued since the last Advance, in the order the
+// shell must execute them (see the package comment). The slice is valid
+// until the next Advance. Calling Ready again before Advance returns the
+// same actions followed by any queued since.
+func (c *Coordinator) Ready() []Action {
+	c.handed = len(c.actions)
+	return c.actions[:c.handed:c.handed]
+}
+
+// Advance tells the coordinator that the shell executed every action the
+// last Ready returned.
+func (c *Coordinator) Advance() {
+	n := copy(c.actions, c.actions[c.handed:])
+	clear(c.actions[n:])
+	c.actions = c.actions[:n]
+	c.handed = 0
+}
+
+// Err returns the error that halted the coordinator, or nil. A halted
+// coordinator ignores every input and queues no more actions; the actions
+// it queued before halting are consistent and may be executed or dropped.
+func (c *Coordinator) Err() error { return c.err }
+
+// Committed returns the last committed txid.
+func (c *Coordinator) Committed() state.TxID { return c.committed }
+
+// Status returns the current attempt and status of txid t, or a zero
+// Status if t is not active.
+func (c *Coordinator) Status(t state.TxID) (Attempt, Status) {
+	if t <= c.committed || t > c.committed+state.TxID(c.active) {
+		return Attempt{}, 0
+	}
+	s := c.slot(t)
+	return Attempt{TxID: t, N: s.attempt}, s.status
+}
+
+// State returns the durable state: the last committed txid and the highest
+// attempt number used for each later txid. It is what Persist actions
+// carry and what New resumes from.
+func (c *Coordinator) State() State {
+	st := State{Committed: c.committed}
+	n := 0
+	for i := range c.slots {
+		if c.slots[i].used {
+			n++
+		}
+	}
+	if n+len(c.extra) == 0 {
+		return st
+	}
+	st.Attempts = make([]Attempt, 0, n+len(c.extra))
+	for i := 1; i <= len(c.slots); i++ {
+		t := c.committed + state.TxID(i)
+		if s := c.slot(t); s.used {
+			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: s.attempt})
+		}
+	}
+	if len(c.extra) > 0 {
+		k := len(st.Attempts)
+		for t, a := range c.extra {
+			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: a})
+		}
+		slices.SortFunc(st.Attempts[k:], func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
+	}
+	return st
+}

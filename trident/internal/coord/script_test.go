@@ -1,0 +1,249 @@
+package coord
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/squallstream/squall/state"
+)
+
+var update = flag.Bool("update", false, "rewrite the testdata scripts with the actual output")
+
+// TestScripts runs every testdata/*.txt script. A script is a sequence of
+// input lines, each followed by the lines it is expected to produce,
+// indented by two spaces. Lines starting with # and blank lines are
+// comments. Inputs:
+//
+//	config [max=N] [interval=N] [timeout=N] [attempts=N]   new coordinator, zero state
+//	restart [max=N] ...       new coordinator from the last persisted state
+//	tick [N]                  N ticks (default 1)
+//	ack batch|commit T:A      ack the processing or the commit of attempt T:A
+//	fail batch|commit T:A [reason...]
+//	ready true|false          SetSpoutReady
+//	status                    the committed txid and every active txid
+//
+// Outputs are the actions, in order, and "halted: <error>" when the
+// coordinator halts. The driver executes the actions like a shell would:
+// it remembers the last persisted state for restart.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var d driver
+	var out strings.Builder
+	for i := 0; i < len(lines); {
+		line := lines[i]
+		i++
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			out.WriteString(line + "\n")
+			continue
+		}
+		var want []string
+		for i < len(lines) && strings.HasPrefix(lines[i], "  ") {
+			want = append(want, strings.TrimSpace(lines[i]))
+			i++
+		}
+		got, err := d.run(line)
+		if err != nil {
+			t.Fatalf("%s:%d: %s: %v", path, i, line, err)
+		}
+		out.WriteString(line + "\n")
+		for _, g := range got {
+			out.WriteString("  " + g + "\n")
+		}
+		if !*update && strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: after %q\n got:\n  %s\nwant:\n  %s", path, line,
+				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// driver plays the shell for a script.
+type driver struct {
+	c         *Coordinator
+	cfg       Config
+	persisted State
+	halted    bool
+}
+
+func (d *driver) run(line string) ([]string, error) {
+	f := strings.Fields(line)
+	if i := indexOf(f, "#"); i >= 0 {
+		f = f[:i]
+	}
+	cmd, args := f[0], f[1:]
+	if d.c == nil && cmd != "config" {
+		return nil, errors.New("the first input must be config")
+	}
+	switch cmd {
+	case "config", "restart":
+		cfg := d.cfg
+		if cmd == "config" {
+			cfg = Config{}
+			d.persisted = State{}
+		}
+		if err := parseConfig(&cfg, args); err != nil {
+			return nil, err
+		}
+		c, err := New(cfg, d.persisted)
+		if err != nil {
+			return []string{"error: " + err.Error()}, nil
+		}
+		d.c, d.cfg, d.halted = c, cfg, false
+	case "tick":
+		n := 1
+		if len(args) > 0 {
+			var err error
+			if n, err = strconv.Atoi(args[0]); err != nil {
+				return nil, err
+			}
+		}
+		for range n {
+			_ = d.c.Tick()
+		}
+	case "ack", "fail":
+		if len(args) < 2 {
+			return nil, errors.New("want batch|commit T:A")
+		}
+		p, err := parsePhase(args[0])
+		if err != nil {
+			return nil, err
+		}
+		a, err := parseAttempt(args[1])
+		if err != nil {
+			return nil, err
+		}
+		if cmd == "ack" {
+			d.c.Ack(a, p)
+			break
+		}
+		var reason error
+		if len(args) > 2 {
+			reason = errors.New(strings.Join(args[2:], " "))
+		}
+		_ = d.c.Fail(a, p, reason)
+	case "ready":
+		if len(args) != 1 {
+			return nil, errors.New("want ready true|false")
+		}
+		b, err := strconv.ParseBool(args[0])
+		if err != nil {
+			return nil, err
+		}
+		d.c.SetSpoutReady(b)
+	case "status":
+		out := []string{"committed=" + d.c.Committed().String()}
+		for t := d.c.Committed() + 1; ; t++ {
+			a, s := d.c.Status(t)
+			if s == 0 {
+				break
+			}
+			out = append(out, a.String()+" "+s.String())
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("unknown input %q", cmd)
+	}
+	return d.drain(), nil
+}
+
+// drain executes the queued actions the way a shell does.
+func (d *driver) drain() []string {
+	var out []string
+	for _, a := range d.c.Ready() {
+		if a.Kind == Persist {
+			d.persisted = a.State
+		}
+		out = append(out, a.String())
+	}
+	d.c.Advance()
+	if err := d.c.Err(); err != nil && !d.halted {
+		d.halted = true
+		out = append(out, "halted: "+err.Error())
+	}
+	return out
+}
+
+func parseConfig(cfg *Config, args []string) error {
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("want key=value, got %q", kv)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case "max":
+			cfg.MaxBatchesInFlight = n
+		case "interval":
+			cfg.EmitInterval = n
+		case "timeout":
+			cfg.BatchTimeout = n
+		case "attempts":
+			cfg.MaxAttempts = n
+		default:
+			return fmt.Errorf("unknown config key %q", k)
+		}
+	}
+	return nil
+}
+
+func parsePhase(s string) (Status, error) {
+	switch s {
+	case "batch":
+		return Processing, nil
+	case "commit":
+		return Committing, nil
+	}
+	return 0, fmt.Errorf("want batch or commit, got %q", s)
+}
+
+func parseAttempt(s string) (Attempt, error) {
+	tx, n, ok := strings.Cut(s, ":")
+	if !ok {
+		return Attempt{}, fmt.Errorf("want T:A, got %q", s)
+	}
+	t, err := strconv.ParseUint(tx, 10, 64)
+	if err != nil {
+		return Attempt{}, err
+	}
+	a, err := strconv.ParseUint(n, 10, 32)
+	if err != nil {
+		return Attempt{}, err
+	}
+	return Attempt{TxID: state.TxID(t), N: uint32(a)}, nil
+}
+
+func indexOf(f []string, s string) int {
+	for i, x := range f {
+		if strings.HasPrefix(x, s) {
+			return i
+		}
+	}
+	return -1
+}
