@@ -1,0 +1,79 @@
+package topology
+
+import "fmt"
+
+type boltTask struct {
+	id   TaskID
+	bolt Bolt
+	out  *OutputCollector
+}
+
+type boltExecutor struct {
+	*executor
+	tasks    []*boltTask
+	in       chan []Tuple
+	prepared int
+}
+
+func newBoltExecutor(e *executor) *boltExecutor {
+	return &boltExecutor{executor: e, in: e.w.boltIn[e.idx]}
+}
+
+func (b *boltExecutor) run() {
+	c := b.plan.comp
+	for i, id := range b.plan.tasks {
+		b.current = id
+		bolt := c.newBolt()
+		if bolt == nil {
+			b.w.fatal(c.id, id, errNilInstance)
+			return
+		}
+		t := &boltTask{id: id, bolt: bolt}
+		t.out = &OutputCollector{e: b.executor, task: id}
+		b.tasks = append(b.tasks, t)
+		info := TaskInfo{Component: c.id, Task: id, Index: int(id - c.taskIDs[0]), NumTasks: c.tasks, topo: b.w.plan.topo}
+		if err := bolt.Prepare(b.w.ctx, info, t.out); err != nil {
+			b.w.fatal(c.id, id, fmt.Errorf("prepare: %w", err))
+			return
+		}
+		b.prepared = i + 1
+	}
+	for {
+		select {
+		case batch := <-b.in:
+			b.execute(batch)
+			continue
+		case <-b.w.stopping:
+			return
+		default:
+		}
+		b.flush()
+		select {
+		case batch := <-b.in:
+			b.execute(batch)
+		case <-b.w.stopping:
+			return
+		}
+	}
+}
+
+func (b *boltExecutor) execute(batch []Tuple) {
+	first := b.plan.tasks[0]
+	for i := range batch {
+		t := &batch[i]
+		task := b.tasks[t.dstTask-first]
+		b.current = task.id
+		b.counts.executed++
+		task.bolt.Execute(t)
+	}
+}
+
+func (b *boltExecutor) cleanup() {
+	b.flushQuietly()
+	for _, t := range b.tasks[:b.prepared] {
+		b.current = t.id
+		if err := callQuietly(t.bolt.Cleanup); err != nil {
+			b.w.log.Warn("cleaning up bolt", "component", b.plan.comp.id, "task", t.id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package topology
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/squallstream/squall/acker"
+)
+
+// spoutTask is one task of a spout executor.
+type spoutTask struct {
+	id        TaskID
+	index     int
+	spout     Spout
+	out       *SpoutCollector
+	pending   map[RootID]pendingTree
+	activator Activator // nil if the spout does not implement it
+}
+
+type pendingTree struct {
+	msgID   any
+	emitted time.Time
+}
+
+type spoutExecutor struct {
+	*executor
+	tasks  []*spoutTask
+	in     chan []spoutMsg
+	stash  [][]spoutMsg // outcomes received while blocked on a send
+	now    time.Time    // taken once per round of NextTuple calls
+	active bool
+	max    int
+	opened int
+}
+
+func newSpoutExecutor(e *executor) *spoutExecutor {
+	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx]}
+	if e.acking {
+		s.max = e.w.cfg.MaxSpoutPending
+	}
+	s.out.selfIn = s.in
+	s.out.stash = &s.stash
+	return s
+}
+
+func (s *spoutExecutor) run() {
+	c := s.plan.comp
+	for i, id := range s.plan.tasks {
+		s.current = id
+		sp := c.newSpout()
+		if sp == nil {
+			s.w.fatal(c.id, id, errNilInstance)
+			return
+		}
+		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, pending: make(map[RootID]pendingTree)}
+		t.activator, _ = sp.(Activator)
+		t.out = &SpoutCollector{e: s, task: t}
+		s.tasks = append(s.tasks, t)
+		info := TaskInfo{Component: c.id, Task: id, Index: t.index, NumTasks: c.tasks, topo: s.w.plan.topo}
+		if err := sp.Open(s.w.ctx, info, t.out); err != nil {
+			s.w.fatal(c.id, id, fmt.Errorf("open: %w", err))
+			return
+		}
+		s.opened = i + 1
+	}
+	idle := time.NewTimer(s.w.cfg.SpoutIdleWait)
+	defer idle.Stop()
+	for !s.w.stopped() {
+		s.drainInput()
+		s.syncActivation()
+		if s.emitRound() {
+			continue
+		}
+		s.flush()
+		s.publishPending()
+		idle.Reset(s.w.cfg.SpoutIdleWait)
+		select {
+		case b := <-s.in:
+			s.handle(b)
+		case <-idle.C:
+		case <-s.w.stopping:
+			return
+		}
+	}
+}
+
+// emitRound calls NextTuple once on every task that may emit and reports
+// whether any of them emitted.
+func (s *spoutExecutor) emitRound() bool {
+	if !s.active {
+		return false
+	}
+	before := s.counts.emitted
+	s.now = time.Now()
+	for _, t := range s.tasks {
+		if s.max > 0 && len(t.pending) >= s.max {
+			continue
+		}
+		s.current = t.id
+		t.spout.NextTuple()
+	}
+	return s.counts.emitted != before
+}
+
+func (s *spoutExecutor) drainInput() {
+	for len(s.stash) > 0 {
+		b := s.stash[0]
+		s.stash = s.stash[1:]
+		s.handle(b)
+	}
+	for {
+		select {
+		case b := <-s.in:
+			s.handle(b)
+		default:
+			return
+		}
+	}
+}
+
+// handle delivers tree outcomes to the spout tasks that emitted them.
+func (s *spoutExecutor) handle(batch []spoutMsg) {
+	first := s.plan.tasks[0]
+	var now time.Time
+	for _, m := range batch {
+		t := s.tasks[m.task-first]
+		p, ok := t.pending[m.root]
+		if !ok {
+			s.counts.orphans++
+			continue
+		}
+		delete(t.pending, m.root)
+		s.current = t.id
+		switch m.status {
+		case acker.Completed:
+			if now.IsZero() {
+				now = time.Now()
+			}
+			s.w.metrics.component(s.plan.comp.id).latency.record(now.Sub(p.emitted))
+			s.counts.acked++
+			t.spout.Ack(p.msgID)
+		case acker.TimedOut:
+			s.counts.timedOut++
+			s.counts.failed++
+			t.spout.Fail(p.msgID)
+		default:
+			s.counts.failed++
+			t.spout.Fail(p.msgID)
+		}
+	}
+}
+
+// syncActivation calls Activate or Deactivate when the requested state
+// changed.
+func (s *spoutExecutor) syncActivation() {
+	want := s.w.active.Load()
+	if want == s.active {
+		return
+	}
+	s.active = want
+	for _, t := range s.tasks {
+		if t.activator == nil {
+			continue
+		}
+		s.current = t.id
+		if want {
+			t.activator.Activate()
+		} else {
+			t.activator.Deactivate()
+		}
+	}
+}
+
+func (s *spoutExecutor) publishPending() {
+	var n int
+	for _, t := range s.tasks {
+		n += len(t.pending)
+	}
+	s.w.pending[s.idx].Store(int64(n))
+}
+
+func (s *spoutExecutor) cleanup() {
+	s.flushQuietly()
+	for _, t := range s.tasks[:s.opened] {
+		s.current = t.id
+		if err := callQuietly(t.spout.Close); err != nil {
+			s.w.log.Warn("closing spout", "component", s.plan.comp.id, "task", t.id, "err", err)
+		}
+	}
+	s.w.pending[s.idx].Store(0)
+}
+
+// flushQuietly publishes counters without sending output: the worker is
+// stopping, so buffered tuples are dropped with it and their trees fail.
+func (e *executor) flushQuietly() {
+	e.w.metrics.publish(e.plan.name(), &e.counts)
+}
+
+// callQuietly calls f, turning a panic into an error.
+func callQuietly(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,162 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Crash describes why a worker stopped: a panic or a fatal error in a spout
+// or bolt.
+type Crash struct {
+	Component string
+	Task      TaskID
+	Time      time.Time
+	Err       error
+	Stack     []byte // the goroutine's stack at the panic; nil for returned errors
+}
+
+func (c *Crash) Error() string {
+	return fmt.Sprintf("topology: worker crashed in %s task %d: %v", c.Component, c.Task, c.Err)
+}
+
+// Unwrap returns the cause.
+func (c *Crash) Unwrap() error { return c.Err }
+
+// worker is one incarnation of a running topology: every executor of every
+// component, their queues and the acker tasks. The first crash of any
+// executor stops all of them.
+type worker struct {
+	plan    *plan
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	errors  *errorLog
+	active  *atomic.Bool
+
+	ctx      context.Context // cancelled when the worker stops
+	cancel   context.CancelFunc
+	stopping <-chan struct{}
+
+	boltIn  []chan []Tuple
+	ackerIn []chan []ackerMsg
+	spoutIn []chan []spoutMsg
+	pending []atomic.Int64 // per spout executor: trees pending
+
+	crashMu sync.Mutex
+	crash   *Crash
+	wg      sync.WaitGroup
+}
+
+func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool) *worker {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &worker{plan: p, cfg: p.cfg, log: p.cfg.Logger, metrics: m, errors: errs, active: active,
+		ctx: ctx, cancel: cancel, stopping: ctx.Done()}
+	n := len(p.execs)
+	w.boltIn = make([]chan []Tuple, n)
+	w.ackerIn = make([]chan []ackerMsg, n)
+	w.spoutIn = make([]chan []spoutMsg, n)
+	w.pending = make([]atomic.Int64, n)
+	for i, e := range p.execs {
+		switch e.kind {
+		case boltExec:
+			w.boltIn[i] = make(chan []Tuple, w.cfg.QueueCapacity)
+		case ackerExec:
+			w.ackerIn[i] = make(chan []ackerMsg, w.cfg.QueueCapacity)
+		case spoutExec:
+			w.spoutIn[i] = make(chan []spoutMsg, w.cfg.QueueCapacity)
+		}
+	}
+	return w
+}
+
+// run starts every executor and returns when the worker has stopped, either
+// because stop was closed or because an executor crashed. It returns the
+// crash, or nil after a requested stop.
+func (w *worker) run(stop <-chan struct{}) *Crash {
+	for i := range w.plan.execs {
+		w.wg.Add(1)
+		go w.runExecutor(i)
+	}
+	select {
+	case <-stop:
+		w.cancel()
+	case <-w.stopping:
+	}
+	w.wg.Wait()
+	w.crashMu.Lock()
+	defer w.crashMu.Unlock()
+	return w.crash
+}
+
+func (w *worker) runExecutor(i int) {
+	defer w.wg.Done()
+	p := &w.plan.execs[i]
+	var r runner
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		err, ok := rec.(error)
+		if ok {
+			err = fmt.Errorf("panic: %w", err)
+		} else {
+			err = fmt.Errorf("panic: %v", rec)
+		}
+		task := p.tasks[0]
+		if r != nil {
+			task = r.base().current
+		}
+		w.fail(&Crash{Component: p.name(), Task: task, Time: time.Now(), Err: err, Stack: debug.Stack()})
+	}()
+	r = newExecutor(w, i)
+	defer r.cleanup()
+	r.run()
+}
+
+// fail records the first crash and stops the worker.
+func (w *worker) fail(c *Crash) {
+	w.crashMu.Lock()
+	first := w.crash == nil
+	if first {
+		w.crash = c
+	}
+	w.crashMu.Unlock()
+	if first {
+		w.log.Error("worker crashed; stopping every executor", "component", c.Component, "task", c.Task, "err", c.Err)
+	}
+	w.cancel()
+}
+
+// fatal stops the worker because task returned a fatal error.
+func (w *worker) fatal(component string, task TaskID, err error) {
+	w.fail(&Crash{Component: component, Task: task, Time: time.Now(), Err: err})
+}
+
+// stopped reports whether the worker is stopping.
+func (w *worker) stopped() bool {
+	select {
+	case <-w.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// pendingTrees returns the number of trees pending in all spout tasks, as
+// last published by their executors.
+func (w *worker) pendingTrees() int64 {
+	var n int64
+	for i := range w.pending {
+		n += w.pending[i].Load()
+	}
+	return n
+}
+
+var errNilInstance = errors.New("the component's constructor returned nil")
