@@ -47,7 +47,7 @@ type counts struct {
 
 type componentMetrics struct {
 	emitted, executed, acked, failed, timedOut, errors, orphans atomic.Uint64
-	latency histogram
+	latency                                                     histogram
 }
 
 // metrics holds every component's counters for one submitted topology.
