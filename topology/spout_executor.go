@@ -17,6 +17,9 @@ type spoutTask struct {
 	activator Activator // nil if the spout does not implement it
 }
 
+// clockRounds is how many busy rounds may share one clock reading.
+const clockRounds = 8
+
 type pendingTree struct {
 	msgID   any
 	emitted time.Time
@@ -27,14 +30,15 @@ type spoutExecutor struct {
 	tasks  []*spoutTask
 	in     chan []spoutMsg
 	stash  [][]spoutMsg // outcomes received while blocked on a send
-	now    time.Time    // taken once per round of NextTuple calls
+	now    time.Time    // emit time of tracked tuples, refreshed every few rounds
+	age    int          // rounds since now was taken
 	active bool
 	max    int
 	opened int
 }
 
 func newSpoutExecutor(e *executor) *spoutExecutor {
-	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx]}
+	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx], age: clockRounds}
 	if e.acking {
 		s.max = e.w.cfg.MaxSpoutPending
 	}
@@ -73,6 +77,7 @@ func (s *spoutExecutor) run() {
 		}
 		s.flush()
 		s.publishPending()
+		s.age = clockRounds
 		idle.Reset(s.w.cfg.SpoutIdleWait)
 		select {
 		case b := <-s.in:
@@ -91,7 +96,14 @@ func (s *spoutExecutor) emitRound() bool {
 		return false
 	}
 	before := s.counts.emitted
-	s.now = time.Now()
+	if s.acking {
+		// Reading the clock costs about as much as emitting a tuple, so a
+		// busy spout reads it every clockRounds rounds; after an idle wait
+		// it is always read afresh.
+		if s.age++; s.age >= clockRounds {
+			s.now, s.age = time.Now(), 0
+		}
+	}
 	for _, t := range s.tasks {
 		if s.max > 0 && len(t.pending) >= s.max {
 			continue

@@ -6,17 +6,18 @@ import "fmt"
 // the bolt keeps it; use it as an anchor and to Ack or Fail it, exactly
 // once. Its Values are shared and must not be modified.
 type Tuple struct {
-	values  Values
-	schema  *schema
-	srcTask TaskID
-	dstTask TaskID
+	values Values
+	schema *schema
 
 	// ids holds the tuple's trees: for each root, the XOR of the edge ids
 	// that lead to this tuple. outAck accumulates the edge ids of the
 	// tuples emitted anchored to this one; acking sends id^outAck per root.
 	ids    anchorIDs
 	outAck uint64
-	done   bool
+
+	srcTask TaskID
+	dstTask TaskID
+	done    bool
 }
 
 // Values returns the tuple's values.
@@ -80,38 +81,50 @@ type rootEdge struct {
 
 // anchorIDs maps roots to edge ids. Most tuples belong to one tree, so the
 // first entry is stored inline and only multi-anchored tuples allocate.
+// Root ids are never zero, so a zero first entry means "no roots".
 type anchorIDs struct {
 	first rootEdge
-	n     int
-	rest  []rootEdge
+	rest  *[]rootEdge
 }
 
-func (a *anchorIDs) len() int { return a.n }
+func (a *anchorIDs) len() int {
+	switch {
+	case a.first.root == 0:
+		return 0
+	case a.rest == nil:
+		return 1
+	default:
+		return 1 + len(*a.rest)
+	}
+}
 
 // at returns the i-th entry.
 func (a *anchorIDs) at(i int) rootEdge {
 	if i == 0 {
 		return a.first
 	}
-	return a.rest[i-1]
+	return (*a.rest)[i-1]
 }
 
 // xor folds id into the entry for root, adding the root if it is new.
 func (a *anchorIDs) xor(root RootID, id uint64) {
-	if a.n > 0 && a.first.root == root {
+	switch {
+	case a.first.root == 0:
+		a.first = rootEdge{root, id}
+		return
+	case a.first.root == root:
 		a.first.id ^= id
 		return
+	case a.rest == nil:
+		a.rest = &[]rootEdge{{root, id}}
+		return
 	}
-	for i := range a.rest {
-		if a.rest[i].root == root {
-			a.rest[i].id ^= id
+	rest := *a.rest
+	for i := range rest {
+		if rest[i].root == root {
+			rest[i].id ^= id
 			return
 		}
 	}
-	if a.n == 0 {
-		a.first = rootEdge{root, id}
-	} else {
-		a.rest = append(a.rest, rootEdge{root, id})
-	}
-	a.n++
+	*a.rest = append(rest, rootEdge{root, id})
 }
