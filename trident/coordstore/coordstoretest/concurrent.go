@@ -1,0 +1,118 @@
+package coordstoretest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/coordstore"
+)
+
+// testConcurrentSwap races coordinators on one record: each increments
+// Committed with load-then-swap and retries on conflict. Every increment
+// must land exactly once.
+func testConcurrentSwap(t *testing.T, s coordstore.Store) {
+	const workers, increments = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	conflicts := make(chan int, workers)
+	for range workers {
+		wg.Go(func() {
+			lost := 0
+			for done := 0; done < increments; {
+				r, v, err := s.LoadCoordinator(ctx(t), "race")
+				if err != nil {
+					errs <- err
+					return
+				}
+				r.Committed++
+				r.Attempts = map[state.TxID]uint32{r.Committed + 1: uint32(done)}
+				switch _, err := s.SwapCoordinator(ctx(t), "race", v, r); {
+				case err == nil:
+					done++
+				case errors.Is(err, coordstore.ErrConflict):
+					lost++
+				default:
+					errs <- err
+					return
+				}
+			}
+			conflicts <- lost
+		})
+	}
+	wg.Wait()
+	close(errs)
+	close(conflicts)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	r, _ := load(t, s, "race")
+	if r.Committed != workers*increments {
+		t.Fatalf("Committed = %d after %d successful swaps", r.Committed, workers*increments)
+	}
+}
+
+// testConcurrentMeta runs writers, readers and cleanups on shared and
+// private keys at once; each writer's private key must end up exact.
+func testConcurrentMeta(t *testing.T, s coordstore.Store) {
+	const workers, n = 6, 40
+	shared := coordstore.Key{Stream: "s", Partition: "shared"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*workers)
+	for w := range workers {
+		own := coordstore.Key{Stream: "s", Partition: fmt.Sprint("p", w)}
+		wg.Go(func() {
+			for i := 1; i <= n; i++ {
+				tx := state.TxID(i)
+				v := []byte(fmt.Sprint(w, ":", i))
+				if err := s.PutMeta(ctx(t), own, tx, v); err != nil {
+					errs <- err
+					return
+				}
+				if err := s.PutMeta(ctx(t), shared, tx, v); err != nil {
+					errs <- err
+					return
+				}
+				if i%10 == 0 {
+					if err := s.CleanupMetaBefore(ctx(t), own, tx-5); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := 1; i <= n; i++ {
+				if _, _, err := s.PrevMeta(ctx(t), shared, coordstore.MaxTxID); err != nil {
+					errs <- err
+					return
+				}
+				if _, _, err := s.GetMeta(ctx(t), own, state.TxID(i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for w := range workers {
+		own := coordstore.Key{Stream: "s", Partition: fmt.Sprint("p", w)}
+		var want []state.TxID
+		for i := n - 5; i <= n; i++ {
+			want = append(want, state.TxID(i))
+		}
+		wantEntries(t, s, own, want...)
+		wantMeta(t, s, own, n, str(fmt.Sprint(w, ":", n)))
+	}
+	var all []state.TxID
+	for i := 1; i <= n; i++ {
+		all = append(all, state.TxID(i))
+	}
+	wantEntries(t, s, shared, all...)
+}

@@ -1,0 +1,82 @@
+package coordstoretest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/coordstore"
+)
+
+// calls exercises every method once, for the tests that expect them all to
+// fail the same way.
+func calls(s coordstore.Store, c context.Context, stream string, k coordstore.Key, txid state.TxID) map[string]error {
+	out := map[string]error{}
+	_, _, out["LoadCoordinator"] = s.LoadCoordinator(c, stream)
+	_, out["SwapCoordinator"] = s.SwapCoordinator(c, stream, 0, coordstore.Record{Committed: 1})
+	_, _, out["GetMeta"] = s.GetMeta(c, k, txid)
+	_, _, out["PrevMeta"] = s.PrevMeta(c, k, txid)
+	out["PutMeta"] = s.PutMeta(c, k, txid, []byte("v"))
+	out["RemoveMeta"] = s.RemoveMeta(c, k, txid)
+	out["CleanupMetaBefore"] = s.CleanupMetaBefore(c, k, txid)
+	return out
+}
+
+func testInvalid(t *testing.T, s coordstore.Store) {
+	long := strings.Repeat("x", 1025)
+	for _, c := range []struct {
+		name   string
+		stream string
+		key    coordstore.Key
+	}{
+		{"empty stream", "", coordstore.Key{Partition: "p"}},
+		{"empty partition", "s", coordstore.Key{Stream: "s"}},
+		{"long stream", long, coordstore.Key{Stream: long, Partition: "p"}},
+		{"long partition", "s", coordstore.Key{Stream: "s", Partition: long}},
+	} {
+		for m, err := range calls(s, ctx(t), c.stream, c.key, 1) {
+			if c.stream == "s" && strings.HasSuffix(m, "Coordinator") {
+				continue // the stream name is valid
+			}
+			if !errors.Is(err, coordstore.ErrInvalid) || failure.IsRetryable(err) {
+				t.Errorf("%s: %s = %v, want a fatal ErrInvalid", c.name, m, err)
+			}
+		}
+	}
+	for _, txid := range []state.TxID{0, coordstore.MaxTxID} {
+		if err := s.PutMeta(ctx(t), key, txid, nil); !errors.Is(err, coordstore.ErrInvalid) {
+			t.Errorf("PutMeta(txid %d) = %v, want ErrInvalid", txid, err)
+		}
+	}
+	wantEntries(t, s, key)
+}
+
+func testCanceled(t *testing.T, s coordstore.Store) {
+	c, cancel := context.WithCancel(ctx(t))
+	cancel()
+	for m, err := range calls(s, c, "s", key, 1) {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context = %v, want context.Canceled", m, err)
+		}
+	}
+	// Nothing was written.
+	wantRecord(t, s, "s", coordstore.Record{}, 0)
+	wantEntries(t, s, key)
+}
+
+func testClose(t *testing.T, s coordstore.Store) {
+	swap(t, s, "s", 0, rec(1))
+	put(t, s, key, 1, "v")
+	must(t, s.Close())
+	for m, err := range calls(s, ctx(t), "s", key, 1) {
+		if !errors.Is(err, coordstore.ErrClosed) {
+			t.Errorf("%s after Close = %v, want ErrClosed", m, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v, want nil", err)
+	}
+}

@@ -1,0 +1,199 @@
+package coordstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/squallstream/squall/state"
+)
+
+// Memory is a Store in memory, safe for concurrent use. It is for tests
+// and for topologies that need no recovery across processes: its data is
+// lost with the process.
+type Memory struct {
+	mu     sync.RWMutex
+	closed bool
+	coords map[string]memRecord
+	metas  map[Key][]Entry // sorted by TxID
+}
+
+type memRecord struct {
+	rec Record
+	v   Version
+}
+
+// NewMemory returns an empty Memory store.
+func NewMemory() *Memory {
+	return &Memory{coords: map[string]memRecord{}, metas: map[Key][]Entry{}}
+}
+
+var _ Store = (*Memory)(nil)
+
+// begin checks the context and that the store is open; it returns with the
+// lock held (write lock if w) when the error is nil.
+func (m *Memory) begin(ctx context.Context, w bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w {
+		m.mu.Lock()
+	} else {
+		m.mu.RLock()
+	}
+	if m.closed {
+		m.end(w)
+		return ErrClosed
+	}
+	return nil
+}
+
+func (m *Memory) end(w bool) {
+	if w {
+		m.mu.Unlock()
+	} else {
+		m.mu.RUnlock()
+	}
+}
+
+// LoadCoordinator implements Store.
+func (m *Memory) LoadCoordinator(ctx context.Context, stream string) (Record, Version, error) {
+	if err := ValidateStream(stream); err != nil {
+		return Record{}, 0, err
+	}
+	if err := m.begin(ctx, false); err != nil {
+		return Record{}, 0, err
+	}
+	defer m.end(false)
+	r := m.coords[stream]
+	return r.rec.Clone(), r.v, nil
+}
+
+// SwapCoordinator implements Store.
+func (m *Memory) SwapCoordinator(ctx context.Context, stream string, old Version, rec Record) (Version, error) {
+	if err := ValidateStream(stream); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx, true); err != nil {
+		return 0, err
+	}
+	defer m.end(true)
+	cur := m.coords[stream]
+	if cur.v != old {
+		return 0, &ConflictError{Stream: stream, Want: old, Have: cur.v}
+	}
+	m.coords[stream] = memRecord{rec: rec.Clone(), v: cur.v + 1}
+	return cur.v + 1, nil
+}
+
+// search returns the index of the first entry of es at or after txid.
+func search(es []Entry, txid state.TxID) int {
+	i, _ := slices.BinarySearchFunc(es, txid, func(e Entry, t state.TxID) int { return cmp.Compare(e.TxID, t) })
+	return i
+}
+
+// GetMeta implements Store.
+func (m *Memory) GetMeta(ctx context.Context, k Key, txid state.TxID) ([]byte, bool, error) {
+	if err := k.Validate(); err != nil {
+		return nil, false, err
+	}
+	if err := m.begin(ctx, false); err != nil {
+		return nil, false, err
+	}
+	defer m.end(false)
+	es := m.metas[k]
+	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
+		return slices.Clone(es[i].Value), true, nil
+	}
+	return nil, false, nil
+}
+
+// PrevMeta implements Store.
+func (m *Memory) PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, bool, error) {
+	if err := k.Validate(); err != nil {
+		return Entry{}, false, err
+	}
+	if err := m.begin(ctx, false); err != nil {
+		return Entry{}, false, err
+	}
+	defer m.end(false)
+	es := m.metas[k]
+	i := search(es, txid)
+	if i == 0 {
+		return Entry{}, false, nil
+	}
+	e := es[i-1]
+	return Entry{TxID: e.TxID, Value: slices.Clone(e.Value)}, true, nil
+}
+
+// PutMeta implements Store.
+func (m *Memory) PutMeta(ctx context.Context, k Key, txid state.TxID, value []byte) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	if err := ValidateTxID(txid); err != nil {
+		return err
+	}
+	if err := m.begin(ctx, true); err != nil {
+		return err
+	}
+	defer m.end(true)
+	es := m.metas[k]
+	e := Entry{TxID: txid, Value: slices.Clone(value)}
+	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
+		es[i] = e
+	} else {
+		m.metas[k] = slices.Insert(es, i, e)
+	}
+	return nil
+}
+
+// RemoveMeta implements Store.
+func (m *Memory) RemoveMeta(ctx context.Context, k Key, txid state.TxID) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	if err := m.begin(ctx, true); err != nil {
+		return err
+	}
+	defer m.end(true)
+	es := m.metas[k]
+	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
+		m.set(k, slices.Delete(es, i, i+1))
+	}
+	return nil
+}
+
+// CleanupMetaBefore implements Store.
+func (m *Memory) CleanupMetaBefore(ctx context.Context, k Key, txid state.TxID) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	if err := m.begin(ctx, true); err != nil {
+		return err
+	}
+	defer m.end(true)
+	es := m.metas[k]
+	if i := search(es, txid); i > 0 {
+		m.set(k, slices.Delete(es, 0, i))
+	}
+	return nil
+}
+
+func (m *Memory) set(k Key, es []Entry) {
+	if len(es) == 0 {
+		delete(m.metas, k)
+		return
+	}
+	m.metas[k] = es
+}
+
+// Close implements Store. The data is dropped.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.coords, m.metas = nil, nil
+	return nil
+}

@@ -1,0 +1,123 @@
+package coordstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/squallstream/squall/state"
+)
+
+// MaxTxID is reserved as the upper bound of a search: PrevMeta(ctx, k,
+// MaxTxID) returns the last entry. No entry has this txid.
+const MaxTxID = state.TxID(math.MaxUint64)
+
+// maxName bounds stream and partition names.
+const maxName = 1024
+
+// Store keeps coordination state for any number of streams. See the
+// package comment for the ordering contract every implementation keeps.
+type Store interface {
+	// LoadCoordinator returns the coordinator record of stream and its
+	// version. Without a record it returns the zero Record and version 0.
+	LoadCoordinator(ctx context.Context, stream string) (Record, Version, error)
+
+	// SwapCoordinator stores rec as stream's coordinator record if the
+	// stored version is old (0: there is no record yet) and returns the
+	// new version. Otherwise it stores nothing and returns an error
+	// matching ErrConflict.
+	SwapCoordinator(ctx context.Context, stream string, old Version, rec Record) (Version, error)
+
+	// GetMeta returns the metadata of key k for txid, and whether there is
+	// an entry. An entry may hold an empty value.
+	GetMeta(ctx context.Context, k Key, txid state.TxID) ([]byte, bool, error)
+
+	// PrevMeta returns the entry of k with the greatest txid below txid,
+	// and whether there is one. PrevMeta(ctx, k, MaxTxID) is the last entry.
+	PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, bool, error)
+
+	// PutMeta sets the metadata of k for txid, replacing any entry.
+	PutMeta(ctx context.Context, k Key, txid state.TxID, value []byte) error
+
+	// RemoveMeta deletes the entry of k for txid, if any.
+	RemoveMeta(ctx context.Context, k Key, txid state.TxID) error
+
+	// CleanupMetaBefore deletes every entry of k whose txid is below txid.
+	CleanupMetaBefore(ctx context.Context, k Key, txid state.TxID) error
+
+	// Close releases the store. Later calls return ErrClosed; closing again
+	// returns nil.
+	io.Closer
+}
+
+// Record is the batch coordinator's durable state for one stream.
+type Record struct {
+	// Committed is the last committed txid; 0 before the first commit.
+	Committed state.TxID
+	// Attempts maps each txid after Committed that was emitted to the
+	// highest attempt number used for it.
+	Attempts map[state.TxID]uint32
+}
+
+// Clone returns a deep copy of r.
+func (r Record) Clone() Record {
+	c := Record{Committed: r.Committed}
+	if len(r.Attempts) > 0 {
+		c.Attempts = make(map[state.TxID]uint32, len(r.Attempts))
+		for t, n := range r.Attempts {
+			c.Attempts[t] = n
+		}
+	}
+	return c
+}
+
+// Version identifies one stored state of a coordinator record. 0 means
+// "no record".
+type Version uint64
+
+// Key names a sequence of metadata entries: those of one partition (or of
+// the spout coordinator) of one stream.
+type Key struct {
+	Stream    string // the stream's state id, stable across deployments
+	Partition string // a spout partition id such as "topic@3"
+}
+
+// String returns "stream/partition".
+func (k Key) String() string { return k.Stream + "/" + k.Partition }
+
+// Validate returns an error matching ErrInvalid if the stream or the
+// partition name is empty or longer than 1024 bytes.
+func (k Key) Validate() error {
+	if err := ValidateStream(k.Stream); err != nil {
+		return err
+	}
+	if k.Partition == "" || len(k.Partition) > maxName {
+		return fmt.Errorf("%w: partition name of %d bytes in %s", ErrInvalid, len(k.Partition), k)
+	}
+	return nil
+}
+
+// ValidateStream returns an error matching ErrInvalid if stream is empty
+// or longer than 1024 bytes.
+func ValidateStream(stream string) error {
+	if stream == "" || len(stream) > maxName {
+		return fmt.Errorf("%w: stream name of %d bytes", ErrInvalid, len(stream))
+	}
+	return nil
+}
+
+// ValidateTxID returns an error matching ErrInvalid unless txid can name
+// an entry: neither 0 nor MaxTxID.
+func ValidateTxID(txid state.TxID) error {
+	if txid == 0 || txid == MaxTxID {
+		return fmt.Errorf("%w: txid %d", ErrInvalid, txid)
+	}
+	return nil
+}
+
+// Entry is one metadata entry.
+type Entry struct {
+	TxID  state.TxID
+	Value []byte
+}

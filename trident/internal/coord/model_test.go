@@ -1,0 +1,419 @@
+package coord
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/squallstream/squall/state"
+	"pgregory.net/rapid"
+)
+
+// model is a direct transcription of Storm's MasterBatchCoordinator
+// (activeTx and attemptIds as maps, one loop over the window), with the
+// changes this package documents: a stale fail is ignored, acks and fails
+// name their phase, time is counted in ticks, and failures per txid are
+// limited. The property test checks that Coordinator's actions equal the
+// model's after every input.
+type model struct {
+	cfg      Config
+	max      int
+	curr     state.TxID // Storm's currTransaction: the next txid to commit
+	active   map[state.TxID]*mtx
+	attempts map[state.TxID]uint32 // Storm's attemptIds
+	failures map[state.TxID]int
+	now      int64
+	lastEmit int64
+	emitted  bool
+	paused   bool
+	halted   bool
+	dirty    bool
+	step     []Action
+	out      []Action
+}
+
+type mtx struct {
+	a        Attempt
+	status   Status
+	deadline int64
+}
+
+func newModel(cfg Config, st State) *model {
+	m := &model{
+		cfg: cfg, max: cfg.window(), curr: st.Committed + 1,
+		active:   map[state.TxID]*mtx{},
+		attempts: map[state.TxID]uint32{},
+		failures: map[state.TxID]int{},
+	}
+	for _, a := range st.Attempts {
+		if n, ok := m.attempts[a.TxID]; a.TxID > st.Committed && (!ok || a.N > n) {
+			m.attempts[a.TxID] = a.N
+		}
+	}
+	return m
+}
+
+func (m *model) find(a Attempt, p Status) *mtx {
+	tx := m.active[a.TxID]
+	if m.halted || tx == nil || tx.a != a || tx.status != p || p == Processed {
+		return nil
+	}
+	return tx
+}
+
+func (m *model) ack(a Attempt, p Status) {
+	tx := m.find(a, p)
+	if tx == nil {
+		return
+	}
+	if p == Processing {
+		tx.status = Processed
+	} else {
+		delete(m.active, a.TxID)
+		delete(m.attempts, a.TxID)
+		m.curr = a.TxID + 1
+		m.dirty = true
+		m.step = append(m.step, Action{Kind: Success, Attempt: a})
+	}
+	m.sync()
+}
+
+func (m *model) fail(a Attempt, p Status) {
+	if m.find(a, p) == nil {
+		return
+	}
+	m.doFail(a)
+	m.sync()
+}
+
+func (m *model) doFail(a Attempt) {
+	m.failures[a.TxID]++
+	if m.cfg.MaxAttempts > 0 && m.failures[a.TxID] >= m.cfg.MaxAttempts {
+		m.halted = true
+		return
+	}
+	for t := range m.active {
+		if t >= a.TxID {
+			delete(m.active, t)
+		}
+	}
+}
+
+func (m *model) tick() {
+	if m.halted {
+		return
+	}
+	m.now++
+	if m.cfg.BatchTimeout > 0 {
+		for t := m.curr; t < m.curr+state.TxID(m.max); t++ {
+			if tx := m.active[t]; tx != nil && tx.status != Processed && m.now >= tx.deadline {
+				m.doFail(tx.a)
+				break
+			}
+		}
+	}
+	m.sync()
+}
+
+func (m *model) setReady(ready bool) {
+	if m.halted {
+		return
+	}
+	m.paused = !ready
+	m.sync()
+}
+
+func (m *model) sync() {
+	if !m.halted {
+		if tx := m.active[m.curr]; tx != nil && tx.status == Processed {
+			tx.status = Committing
+			tx.deadline = m.now + int64(m.cfg.BatchTimeout)
+			m.step = append(m.step, Action{Kind: Commit, Attempt: tx.a})
+		}
+		for t := m.curr; t < m.curr+state.TxID(m.max) && !m.paused; t++ {
+			throttled := m.cfg.EmitInterval > 0 && m.emitted && m.now-m.lastEmit < int64(m.cfg.EmitInterval)
+			if m.active[t] != nil || throttled {
+				continue
+			}
+			n, ok := m.attempts[t]
+			if ok {
+				n++
+			}
+			m.attempts[t] = n
+			a := Attempt{TxID: t, N: n}
+			m.active[t] = &mtx{a: a, status: Processing, deadline: m.now + int64(m.cfg.BatchTimeout)}
+			m.lastEmit, m.emitted, m.dirty = m.now, true, true
+			m.step = append(m.step, Action{Kind: EmitBatch, Attempt: a})
+		}
+	}
+	if m.dirty {
+		st := State{Committed: m.curr - 1}
+		for t, n := range m.attempts {
+			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: n})
+		}
+		slices.SortFunc(st.Attempts, func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
+		m.out = append(m.out, Action{Kind: Persist, State: st})
+		m.dirty = false
+	}
+	m.out = append(m.out, m.step...)
+	m.step = m.step[:0]
+}
+
+func (m *model) take() []Action {
+	out := m.out
+	m.out = nil
+	return out
+}
+
+// shell executes a coordinator's actions like a real shell and checks the
+// invariants every execution must satisfy, whatever the inputs:
+//
+//   - commits and successes go strictly in txid order, one at a time;
+//   - a commit names the current attempt of the next txid, whose
+//     processing was acknowledged;
+//   - at most MaxBatchesInFlight txids after the last success are emitted;
+//   - a Persist covering an attempt precedes its emission, and one covering
+//     a committed txid precedes its success;
+//   - no (txid, attempt) is ever emitted twice, across restarts too.
+type shell struct {
+	t         *rapid.T
+	window    int
+	persisted State
+	success   state.TxID // the last txid announced with Success
+	ever      map[Attempt]bool
+	processed map[Attempt]bool // processing acked after emission
+	committed map[Attempt]bool // commit acked after the Commit action
+	current   map[state.TxID]Attempt
+	commit    *Attempt // outstanding commit
+}
+
+func newShell(t *rapid.T, window int) *shell {
+	return &shell{t: t, window: window, ever: map[Attempt]bool{}, processed: map[Attempt]bool{},
+		committed: map[Attempt]bool{}, current: map[state.TxID]Attempt{}}
+}
+
+func (s *shell) persistedAttempt(t state.TxID) (uint32, bool) {
+	for _, a := range s.persisted.Attempts {
+		if a.TxID == t {
+			return a.N, true
+		}
+	}
+	return 0, false
+}
+
+func (s *shell) exec(a Action) {
+	t := s.t
+	switch a.Kind {
+	case Persist:
+		if a.State.Committed < s.persisted.Committed {
+			t.Fatalf("persist went back from committed=%d: %v", s.persisted.Committed, a)
+		}
+		for _, old := range s.persisted.Attempts {
+			for _, n := range a.State.Attempts {
+				if n.TxID == old.TxID && n.N < old.N {
+					t.Fatalf("persist lowered attempt %v to %v", old, n)
+				}
+			}
+		}
+		s.persisted = a.State
+	case EmitBatch:
+		if s.ever[a.Attempt] {
+			t.Fatalf("attempt %v emitted twice", a.Attempt)
+		}
+		if n, ok := s.persistedAttempt(a.Attempt.TxID); !ok || n < a.Attempt.N {
+			t.Fatalf("emit %v before a persist covering it (persisted %v)", a.Attempt, s.persisted)
+		}
+		if a.Attempt.TxID <= s.success || a.Attempt.TxID > s.success+state.TxID(s.window) {
+			t.Fatalf("emit %v outside the window after success %d", a.Attempt, s.success)
+		}
+		if s.commit != nil && s.commit.TxID == a.Attempt.TxID {
+			s.commit = nil // the commit failed; the batch runs again
+		}
+		s.ever[a.Attempt] = true
+		s.current[a.Attempt.TxID] = a.Attempt
+	case Commit:
+		if a.Attempt.TxID != s.success+1 {
+			t.Fatalf("commit %v after success %d", a.Attempt, s.success)
+		}
+		if s.current[a.Attempt.TxID] != a.Attempt || !s.processed[a.Attempt] {
+			t.Fatalf("commit %v: not the current processed attempt", a.Attempt)
+		}
+		if s.commit != nil {
+			t.Fatalf("commit %v while %v is committing", a.Attempt, *s.commit)
+		}
+		at := a.Attempt
+		s.commit = &at
+	case Success:
+		if s.commit == nil || *s.commit != a.Attempt || !s.committed[a.Attempt] {
+			t.Fatalf("success %v without its acknowledged commit", a.Attempt)
+		}
+		if a.Attempt.TxID != s.success+1 || s.persisted.Committed < a.Attempt.TxID {
+			t.Fatalf("success %v after success %d, persisted %v", a.Attempt, s.success, s.persisted)
+		}
+		s.success, s.commit = a.Attempt.TxID, nil
+	}
+}
+
+func (s *shell) noteAck(a Attempt, p Status) {
+	if !s.ever[a] {
+		return
+	}
+	if p == Processing {
+		s.processed[a] = true
+	} else if s.commit != nil && *s.commit == a {
+		s.committed[a] = true
+	}
+}
+
+func (s *shell) restart() {
+	s.success = max(s.success, s.persisted.Committed)
+	s.commit = nil
+	clear(s.current)
+}
+
+func TestModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := Config{
+			MaxBatchesInFlight: rapid.IntRange(0, 5).Draw(t, "max"),
+			EmitInterval:       rapid.IntRange(0, 3).Draw(t, "interval"),
+			BatchTimeout:       rapid.IntRange(0, 8).Draw(t, "timeout"),
+			MaxAttempts:        rapid.IntRange(0, 8).Draw(t, "attempts"),
+		}
+		c, err := New(cfg, State{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newModel(cfg, State{})
+		sh := newShell(t, cfg.window())
+
+		// run applies one input to both and executes the first n actions
+		// (all when n < 0) before comparing.
+		run := func(name string, n int, in func(c *Coordinator), min func(m *model)) {
+			in(c)
+			min(m)
+			got, want := c.Ready(), m.take()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s:\n got %v\nwant %v", name, got, want)
+			}
+			if (c.Err() != nil) != m.halted {
+				t.Fatalf("%s: halted %v, model halted %v", name, c.Err(), m.halted)
+			}
+			if n < 0 || n > len(got) {
+				n = len(got)
+			}
+			for _, a := range got[:n] {
+				sh.exec(a)
+			}
+			c.Advance()
+		}
+		pick := func(t *rapid.T) (Attempt, Status) {
+			var cands []Attempt
+			for tx := c.Committed() + 1; ; tx++ {
+				a, s := c.Status(tx)
+				if s == 0 {
+					break
+				}
+				cands = append(cands, a)
+			}
+			var a Attempt
+			switch k := rapid.IntRange(0, 9).Draw(t, "kind"); {
+			case k < 7 && len(cands) > 0:
+				a = rapid.SampledFrom(cands).Draw(t, "current")
+			case k < 9 && len(sh.ever) > 0:
+				all := make([]Attempt, 0, len(sh.ever))
+				for a := range sh.ever {
+					all = append(all, a)
+				}
+				slices.SortFunc(all, func(x, y Attempt) int {
+					return cmp.Or(cmp.Compare(x.TxID, y.TxID), cmp.Compare(x.N, y.N))
+				})
+				a = rapid.SampledFrom(all).Draw(t, "emitted")
+			default:
+				a = Attempt{
+					TxID: state.TxID(rapid.IntRange(1, 12).Draw(t, "txid")),
+					N:    uint32(rapid.IntRange(0, 6).Draw(t, "n")),
+				}
+			}
+			p := Processing
+			if _, s := c.Status(a.TxID); s == Committing {
+				p = Committing
+			}
+			if rapid.IntRange(0, 9).Draw(t, "wrongPhase") == 0 {
+				p = rapid.SampledFrom([]Status{0, Processing, Processed, Committing}).Draw(t, "phase")
+			}
+			return a, p
+		}
+		reason := errors.New("injected")
+		input := func(t *rapid.T, n int) {
+			switch rapid.IntRange(0, 9).Draw(t, "input") {
+			case 0, 1:
+				run("tick", n, func(c *Coordinator) { c.Tick() }, (*model).tick)
+			case 2:
+				r := rapid.Bool().Draw(t, "ready")
+				run("ready", n, func(c *Coordinator) { c.SetSpoutReady(r) }, func(m *model) { m.setReady(r) })
+			case 3:
+				a, p := pick(t)
+				run("fail "+a.String(), n, func(c *Coordinator) { c.Fail(a, p, reason) }, func(m *model) { m.fail(a, p) })
+			default:
+				a, p := pick(t)
+				sh.noteAck(a, p)
+				run("ack "+a.String(), n, func(c *Coordinator) { c.Ack(a, p) }, func(m *model) { m.ack(a, p) })
+			}
+		}
+		restart := func() {
+			sh.restart()
+			var err error
+			if c, err = New(cfg, sh.persisted); err != nil {
+				t.Fatal(err)
+			}
+			m = newModel(cfg, sh.persisted)
+		}
+
+		t.Repeat(map[string]func(*rapid.T){
+			"input": func(t *rapid.T) { input(t, -1) },
+			"crash": func(t *rapid.T) {
+				// An input whose actions are cut short by a crash, then a
+				// restart from the persisted state.
+				input(t, rapid.IntRange(0, 3).Draw(t, "executed"))
+				restart()
+			},
+			"": func(t *rapid.T) {
+				processing := 0
+				for tx := c.Committed() + 1; ; tx++ {
+					_, s := c.Status(tx)
+					if s == 0 {
+						break
+					}
+					if s == Processing {
+						processing++
+					}
+				}
+				if processing > cfg.window() {
+					t.Fatalf("%d batches processing, max %d", processing, cfg.window())
+				}
+			},
+		})
+
+		// Liveness: once every batch succeeds, the stream makes progress.
+		if c.Err() != nil {
+			return
+		}
+		run("ready", -1, func(c *Coordinator) { c.SetSpoutReady(true) }, func(m *model) { m.setReady(true) })
+		goal := sh.success + 5
+		for i := 0; sh.success < goal; i++ {
+			if i > 200 {
+				t.Fatalf("no progress: success %d, goal %d", sh.success, goal)
+			}
+			a, s := c.Status(c.Committed() + 1)
+			switch s {
+			case Processing, Committing:
+				sh.noteAck(a, s)
+				run("drain ack", -1, func(c *Coordinator) { c.Ack(a, s) }, func(m *model) { m.ack(a, s) })
+			default:
+				run("drain tick", -1, func(c *Coordinator) { c.Tick() }, (*model).tick)
+			}
+		}
+	})
+}
