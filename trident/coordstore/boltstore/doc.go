@@ -1,0 +1,14 @@
+// Package boltstore is a coordstore.Store in a local bbolt file: the
+// embedded, durable default for a single machine.
+//
+// Every write is one bbolt transaction, fsync'd before the call returns,
+// so it survives a process or machine crash. bbolt locks the file, so only
+// one process opens it at a time; within that process the Store is safe
+// for concurrent use.
+//
+// Layout: bucket "coordinator" maps stream names to records; bucket "meta"
+// holds a bucket per stream with a bucket per partition, whose keys are
+// txids as 8 big-endian bytes. Every value is framed as a format byte, a
+// CRC-32C of the payload and the payload, so that damaged data is reported
+// as coordstore.ErrCorrupt instead of being misread.
+package boltstore
