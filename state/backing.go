@@ -1,0 +1,75 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// BackingMap is the storage seam under every map state: a store that reads
+// and writes values by key, in bulk. It knows nothing of txids; the opaque,
+// transactional and non-transactional maps put their bookkeeping inside the
+// values they store. Persistent stores implement BackingMap[[]byte] and the
+// map flavours sit on top of them.
+//
+// The contract, checked by the conformance suite in package statetest:
+//
+//   - MultiGet returns exactly one Entry per key, in the order of keys.
+//     Keys never written are absent (Found false); a written value is
+//     present even when it is empty or nil.
+//   - MultiPut writes vals[i] under keys[i]; if a key repeats, the last
+//     value wins. len(keys) != len(vals) is ErrLength. A MultiPut that
+//     returns an error may have written any subset of the keys: callers
+//     must be able to replay it (the map flavours are).
+//   - Calls with no keys succeed and do nothing.
+//   - A cancelled or expired ctx makes the call fail with an error that
+//     wraps ctx.Err(); implementations check it at least before starting
+//     work.
+//   - Values crossing the seam are read-only: a caller must not modify a
+//     value returned by MultiGet, and must not modify a value after passing
+//     it to MultiPut. Implementations may share them (a cache does).
+//   - Errors worth retrying (timeouts, unavailable replicas, I/O errors)
+//     are marked with failure.Retryable; anything else is fatal.
+//
+// Optional behaviour is discovered by type assertion: Named, Concurrent
+// and io.Closer.
+type BackingMap[V any] interface {
+	MultiGet(ctx context.Context, keys []Key) ([]Entry[V], error)
+	MultiPut(ctx context.Context, keys []Key, vals []V) error
+}
+
+// Named is implemented by backing maps that can name themselves in errors
+// and logs, e.g. "bbolt /var/lib/app/state.db bucket counts".
+type Named interface {
+	Name() string
+}
+
+// Concurrent is implemented by backing maps that say whether their
+// methods may be called from several goroutines at once. Wrappers forward
+// the answer of the map they wrap. A map that does not implement it is
+// taken as not safe for concurrent use.
+type Concurrent interface {
+	ConcurrentSafe() bool
+}
+
+// NameOf returns m's name if it implements Named, else its Go type.
+func NameOf(m any) string {
+	if n, ok := m.(Named); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", m)
+}
+
+// IsConcurrent reports whether m says it is safe for concurrent use.
+func IsConcurrent(m any) bool {
+	c, ok := m.(Concurrent)
+	return ok && c.ConcurrentSafe()
+}
+
+// Close closes m if it implements io.Closer, and does nothing otherwise.
+func Close(m any) error {
+	if c, ok := m.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

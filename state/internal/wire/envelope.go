@@ -1,0 +1,208 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Kind tells which map flavour wrote an envelope.
+type Kind uint8
+
+// Envelope kinds. The header byte of an envelope is Kind<<4 | version, a
+// positive fixint, so it costs one byte.
+const (
+	KindOpaque        Kind = 1
+	KindTransactional Kind = 2
+	KindPlain         Kind = 3
+)
+
+// Version is the current envelope version of every kind.
+const Version = 1
+
+func (k Kind) String() string {
+	switch k {
+	case KindOpaque:
+		return "opaque"
+	case KindTransactional:
+		return "transactional"
+	case KindPlain:
+		return "plain"
+	default:
+		return fmt.Sprintf("kind(%d)", uint8(k))
+	}
+}
+
+func header(k Kind) byte { return byte(k)<<4 | Version }
+
+// Opaque is the stored form of an opaque value: the txid of the batch that
+// last wrote it, the current value and, when present, the previous one.
+// Curr and Prev are single msgpack values, kept encoded.
+//
+// Layout: [header, txid, curr] or [header, txid, curr, prev]; the array
+// length says whether prev is present, so a nil user value and an absent
+// prev can never be confused.
+type Opaque struct {
+	TxID    uint64
+	Curr    []byte
+	Prev    []byte
+	HasPrev bool
+}
+
+// AppendOpaque appends the envelope of o.
+func AppendOpaque(b []byte, o Opaque) []byte {
+	if o.HasPrev {
+		b = AppendArrayLen(b, 4)
+	} else {
+		b = AppendArrayLen(b, 3)
+	}
+	b = append(b, header(KindOpaque))
+	b = AppendUint(b, o.TxID)
+	b = append(b, o.Curr...)
+	if o.HasPrev {
+		b = append(b, o.Prev...)
+	}
+	return b
+}
+
+// ParseOpaque parses an opaque envelope. Curr and Prev alias b.
+func ParseOpaque(b []byte) (Opaque, error) {
+	p, n, err := open(b, KindOpaque, 3, 4)
+	if err != nil {
+		return Opaque{}, err
+	}
+	defer p.close()
+	var o Opaque
+	if o.TxID, err = p.dec.DecodeUint64(); err != nil {
+		return Opaque{}, fmt.Errorf("opaque envelope txid: %w", err)
+	}
+	if o.Curr, err = p.raw(); err != nil {
+		return Opaque{}, fmt.Errorf("opaque envelope curr: %w", err)
+	}
+	if n == 4 {
+		o.HasPrev = true
+		if o.Prev, err = p.raw(); err != nil {
+			return Opaque{}, fmt.Errorf("opaque envelope prev: %w", err)
+		}
+	}
+	return o, p.end()
+}
+
+// Transactional is the stored form of a transactional value: the txid of
+// the batch that last wrote it and the value. Layout: [header, txid, val].
+type Transactional struct {
+	TxID uint64
+	Val  []byte
+}
+
+// AppendTransactional appends the envelope of t.
+func AppendTransactional(b []byte, t Transactional) []byte {
+	b = AppendArrayLen(b, 3)
+	b = append(b, header(KindTransactional))
+	b = AppendUint(b, t.TxID)
+	return append(b, t.Val...)
+}
+
+// ParseTransactional parses a transactional envelope. Val aliases b.
+func ParseTransactional(b []byte) (Transactional, error) {
+	p, _, err := open(b, KindTransactional, 3, 3)
+	if err != nil {
+		return Transactional{}, err
+	}
+	defer p.close()
+	var t Transactional
+	if t.TxID, err = p.dec.DecodeUint64(); err != nil {
+		return Transactional{}, fmt.Errorf("transactional envelope txid: %w", err)
+	}
+	if t.Val, err = p.raw(); err != nil {
+		return Transactional{}, fmt.Errorf("transactional envelope value: %w", err)
+	}
+	return t, p.end()
+}
+
+// AppendPlain appends the envelope of a plain (non-transactional) value.
+// Layout: [header, val].
+func AppendPlain(b []byte, val []byte) []byte {
+	b = AppendArrayLen(b, 2)
+	b = append(b, header(KindPlain))
+	return append(b, val...)
+}
+
+// ParsePlain parses a plain envelope. The value aliases b.
+func ParsePlain(b []byte) ([]byte, error) {
+	p, _, err := open(b, KindPlain, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	v, err := p.raw()
+	if err != nil {
+		return nil, fmt.Errorf("plain envelope value: %w", err)
+	}
+	return v, p.end()
+}
+
+// parser reads an envelope's fields in place.
+type parser struct {
+	b   []byte
+	r   *bytes.Reader
+	dec *msgpack.Decoder
+}
+
+// open checks the array header, its length and the kind and version byte.
+func open(b []byte, want Kind, minLen, maxLen int) (*parser, int, error) {
+	if len(b) == 0 {
+		return nil, 0, fmt.Errorf("empty %s envelope", want)
+	}
+	r := bytes.NewReader(b)
+	dec := msgpack.GetDecoder()
+	dec.Reset(r)
+	p := &parser{b: b, r: r, dec: dec}
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		p.close()
+		return nil, 0, fmt.Errorf("%s envelope: %w", want, err)
+	}
+	if n < 1 {
+		p.close()
+		return nil, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
+	}
+	h, err := dec.DecodeUint8()
+	if err != nil {
+		p.close()
+		return nil, 0, fmt.Errorf("%s envelope header: %w", want, err)
+	}
+	if got := Kind(h >> 4); got != want {
+		p.close()
+		return nil, 0, fmt.Errorf("stored value is a %s envelope, not %s", got, want)
+	}
+	if v := h & 0x0f; v != Version {
+		p.close()
+		return nil, 0, fmt.Errorf("unsupported %s envelope version %d", want, v)
+	}
+	if n < minLen || n > maxLen {
+		p.close()
+		return nil, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
+	}
+	return p, n, nil
+}
+
+// raw returns the next value's bytes without decoding it.
+func (p *parser) raw() ([]byte, error) {
+	start := len(p.b) - p.r.Len()
+	if err := p.dec.Skip(); err != nil {
+		return nil, err
+	}
+	end := len(p.b) - p.r.Len()
+	return p.b[start:end:end], nil
+}
+
+func (p *parser) end() error {
+	if p.r.Len() != 0 {
+		return ErrTrailing
+	}
+	return nil
+}
+
+func (p *parser) close() { msgpack.PutDecoder(p.dec) }

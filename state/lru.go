@@ -1,0 +1,184 @@
+package state
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+)
+
+// LRU is a read-through, write-through cache of at most Size entries in
+// front of a BackingMap (Storm's CachedMap). Put it under an opaque or
+// transactional map to save the store read of hot keys:
+//
+//	opaque.New(state.NewLRU(store, 10000), opts)
+//
+// It caches absent keys too, so it must be the only writer of the keys it
+// serves. After a failed MultiPut it forgets every key of the call, since
+// the store may hold any subset of them.
+//
+// LRU's own state is safe for concurrent use: MultiGet calls run in
+// parallel, MultiPut calls are serialized so that the cache and the store
+// always agree on the last write. It calls the wrapped map from several
+// goroutines only if that map is itself Concurrent, and reports the wrapped
+// map's answer from ConcurrentSafe.
+type LRU[V any] struct {
+	m    BackingMap[V]
+	size int
+
+	putMu sync.Mutex // serializes MultiPut
+
+	mu     sync.Mutex // guards the fields below
+	ll     *list.List // of *lruEntry[V], most recent first
+	idx    map[string]*list.Element
+	gen    uint64 // changes at the start and end of every put
+	hits   uint64
+	misses uint64
+}
+
+type lruEntry[V any] struct {
+	key string
+	e   Entry[V]
+}
+
+// NewLRU returns a cache of at most size entries in front of m.
+func NewLRU[V any](m BackingMap[V], size int) (*LRU[V], error) {
+	if size < 1 {
+		return nil, fmt.Errorf("state: LRU size %d: must be at least 1", size)
+	}
+	return &LRU[V]{m: m, size: size, ll: list.New(), idx: make(map[string]*list.Element)}, nil
+}
+
+// MultiGet serves cached keys from memory and reads the others, once each,
+// from the wrapped map.
+func (l *LRU[V]) MultiGet(ctx context.Context, keys []Key) ([]Entry[V], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Transient(err)
+	}
+	out := make([]Entry[V], len(keys))
+	var (
+		missKeys []Key
+		missAt   map[string][]int // encoded key -> indexes in keys
+	)
+	l.mu.Lock()
+	for i, k := range keys {
+		enc := k.Encoded()
+		if el, ok := l.idx[enc]; ok {
+			l.ll.MoveToFront(el)
+			out[i] = el.Value.(*lruEntry[V]).e
+			l.hits++
+			continue
+		}
+		if missAt == nil {
+			missAt = make(map[string][]int)
+		}
+		if _, seen := missAt[enc]; !seen {
+			missKeys = append(missKeys, k)
+		}
+		missAt[enc] = append(missAt[enc], i)
+	}
+	l.misses += uint64(len(missKeys))
+	gen := l.gen
+	l.mu.Unlock()
+	if len(missKeys) == 0 {
+		return out, nil
+	}
+
+	got, err := l.m.MultiGet(ctx, missKeys)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(missKeys) {
+		return nil, fmt.Errorf("state: %s: get of %d keys returned %d entries", NameOf(l.m), len(missKeys), len(got))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fill := l.gen == gen // no put overlapped the read: the values are current
+	for j, k := range missKeys {
+		enc := k.Encoded()
+		for _, i := range missAt[enc] {
+			out[i] = got[j]
+		}
+		if fill {
+			l.store(enc, got[j])
+		}
+	}
+	return out, nil
+}
+
+// MultiPut writes through to the wrapped map, then caches the values.
+func (l *LRU[V]) MultiPut(ctx context.Context, keys []Key, vals []V) error {
+	if len(keys) != len(vals) {
+		return ErrLength
+	}
+	l.putMu.Lock()
+	defer l.putMu.Unlock()
+	l.mu.Lock()
+	l.gen++
+	l.mu.Unlock()
+
+	err := l.m.MultiPut(ctx, keys, vals)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+	if err != nil {
+		for _, k := range keys {
+			l.forget(k.Encoded())
+		}
+		return err
+	}
+	for i, k := range keys {
+		l.store(k.Encoded(), Entry[V]{Val: vals[i], Found: true})
+	}
+	return nil
+}
+
+// store caches e under enc and evicts the least recently used entries
+// beyond the size. l.mu is held.
+func (l *LRU[V]) store(enc string, e Entry[V]) {
+	if el, ok := l.idx[enc]; ok {
+		el.Value.(*lruEntry[V]).e = e
+		l.ll.MoveToFront(el)
+		return
+	}
+	l.idx[enc] = l.ll.PushFront(&lruEntry[V]{key: enc, e: e})
+	for l.ll.Len() > l.size {
+		last := l.ll.Back()
+		l.ll.Remove(last)
+		delete(l.idx, last.Value.(*lruEntry[V]).key)
+	}
+}
+
+// forget drops enc from the cache. l.mu is held.
+func (l *LRU[V]) forget(enc string) {
+	if el, ok := l.idx[enc]; ok {
+		l.ll.Remove(el)
+		delete(l.idx, enc)
+	}
+}
+
+// Len returns the number of cached entries; it never exceeds the size.
+func (l *LRU[V]) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ll.Len()
+}
+
+// Stats returns how many key lookups were served from the cache and how
+// many went to the wrapped map.
+func (l *LRU[V]) Stats() (hits, misses uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hits, l.misses
+}
+
+// Name returns the wrapped map's name.
+func (l *LRU[V]) Name() string { return NameOf(l.m) }
+
+// ConcurrentSafe reports whether the wrapped map is safe for concurrent
+// use.
+func (l *LRU[V]) ConcurrentSafe() bool { return IsConcurrent(l.m) }
+
+// Close closes the wrapped map if it can be closed.
+func (l *LRU[V]) Close() error { return Close(l.m) }

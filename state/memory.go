@@ -1,0 +1,79 @@
+package state
+
+import (
+	"context"
+	"sync"
+)
+
+// Memory is an in-process BackingMap[[]byte] for unit tests and demos. It
+// copies values on the way in and out, so callers can never alias what it
+// holds. It is safe for concurrent use and loses everything when the
+// process ends; the embedded durable default is package state/bolt.
+type Memory struct {
+	mu   sync.RWMutex
+	name string
+	data map[string][]byte
+}
+
+var (
+	_ BackingMap[[]byte] = (*Memory)(nil)
+	_ Concurrent         = (*Memory)(nil)
+	_ Named              = (*Memory)(nil)
+)
+
+// NewMemory returns an empty memory map. name identifies it in errors;
+// empty means "memory".
+func NewMemory(name string) *Memory {
+	if name == "" {
+		name = "memory"
+	}
+	return &Memory{name: name, data: make(map[string][]byte)}
+}
+
+// MultiGet returns copies of the stored values.
+func (m *Memory) MultiGet(ctx context.Context, keys []Key) ([]Entry[[]byte], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Transient(err)
+	}
+	out := make([]Entry[[]byte], len(keys))
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i, k := range keys {
+		if v, ok := m.data[k.Encoded()]; ok {
+			out[i] = Entry[[]byte]{Val: clone(v), Found: true}
+		}
+	}
+	return out, nil
+}
+
+// MultiPut stores copies of vals; it is atomic with respect to other calls.
+func (m *Memory) MultiPut(ctx context.Context, keys []Key, vals [][]byte) error {
+	if len(keys) != len(vals) {
+		return ErrLength
+	}
+	if err := ctx.Err(); err != nil {
+		return Transient(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range keys {
+		m.data[k.Encoded()] = clone(vals[i])
+	}
+	return nil
+}
+
+// Len returns the number of stored keys.
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.data)
+}
+
+// Name returns the name given to NewMemory.
+func (m *Memory) Name() string { return m.name }
+
+// ConcurrentSafe reports true.
+func (m *Memory) ConcurrentSafe() bool { return true }
+
+// clone copies b, keeping a non-nil empty slice for an empty value.
+func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }

@@ -1,0 +1,122 @@
+package nontransactional
+
+import (
+	"context"
+	"sync"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/internal/core"
+	"github.com/squallstream/squall/state/internal/wire"
+)
+
+// format stores a value as the plain envelope [kind|version, value].
+var format = core.Format[[]byte]{
+	Append: wire.AppendPlain,
+	Parse:  wire.ParsePlain,
+}
+
+// Map is a non-transactional MapState over a backing map (Storm's
+// NonTransactionalMap): MultiUpdate reads every key, applies the updaters
+// and writes every key back. BeginCommit and Commit do nothing, and
+// updates are allowed outside a commit. Map is safe for concurrent use;
+// calls are serialized.
+type Map[V any] struct {
+	mu    sync.Mutex
+	codec state.Codec[V]
+	store core.Store[[]byte]
+}
+
+var _ state.MapState[int] = (*Map[int])(nil)
+
+// New returns a non-transactional map storing its values in m.
+func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
+	name := opts.Name
+	if name == "" {
+		name = state.NameOf(m)
+	}
+	return &Map[V]{
+		codec: opts.CodecOrDefault(),
+		store: core.Store[[]byte]{Backing: m, Name: name, Format: format},
+	}
+}
+
+// BeginCommit does nothing.
+func (m *Map[V]) BeginCommit(context.Context, state.TxID) error { return nil }
+
+// Commit does nothing.
+func (m *Map[V]) Commit(context.Context, state.TxID) error { return nil }
+
+// MultiGet returns the stored values.
+func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.store.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]state.Entry[V], len(keys))
+	for i := range keys {
+		s := c.Slot(i)
+		if !s.Found {
+			continue
+		}
+		if out[i].Val, err = core.Decode(c, i, m.codec, s.Rec); err != nil {
+			return nil, err
+		}
+		out[i].Found = true
+	}
+	return out, nil
+}
+
+// MultiUpdate applies every updater to the stored value and writes every
+// key back.
+func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []state.ValueUpdater[V]) ([]V, error) {
+	if len(keys) != len(updaters) {
+		return nil, state.ErrLength
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.store.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]V, len(keys))
+	for i := range keys {
+		s := c.Slot(i)
+		var old V
+		if s.Found {
+			if old, err = core.Decode(c, i, m.codec, s.Rec); err != nil {
+				return nil, err
+			}
+		}
+		nv := updaters[i].Update(old, s.Found)
+		raw, err := core.Encode(m.codec, nv)
+		if err != nil {
+			return nil, err
+		}
+		c.Set(i, raw)
+		out[i] = nv
+	}
+	if err := c.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MultiPut writes the values.
+func (m *Map[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) error {
+	if len(keys) != len(vals) {
+		return state.ErrLength
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.store.Blind(keys)
+	for i, v := range vals {
+		raw, err := core.Encode(m.codec, v)
+		if err != nil {
+			return err
+		}
+		c.Set(i, raw)
+	}
+	return c.Flush(ctx)
+}

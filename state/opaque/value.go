@@ -1,0 +1,49 @@
+package opaque
+
+import "github.com/squallstream/squall/state"
+
+// Value is an opaque value: Curr as written by batch TxID, and Prev, the
+// value before that batch (absent when TxID was the first batch to write
+// the key). It is Storm's OpaqueValue.
+type Value[V any] struct {
+	TxID    state.TxID
+	Curr    V
+	Prev    V
+	HasPrev bool
+}
+
+// Get returns the value batch sees as the key's old value:
+//
+//   - batch 0 (no transaction) or batch > TxID: Curr;
+//   - batch == TxID (a replay of the batch that wrote Curr): Prev, which
+//     may be absent;
+//   - batch < TxID: a *state.BehindError.
+func (v Value[V]) Get(batch state.TxID) (state.Entry[V], error) {
+	switch {
+	case batch == 0 || v.TxID < batch:
+		return state.Entry[V]{Val: v.Curr, Found: true}, nil
+	case batch == v.TxID:
+		return state.Entry[V]{Val: v.Prev, Found: v.HasPrev}, nil
+	default:
+		return state.Entry[V]{}, &state.BehindError{Batch: batch, Stored: v.TxID}
+	}
+}
+
+// Update returns the value after batch wrote newVal: TxID batch, Curr
+// newVal, and as Prev the value Get(batch) would return. Batch 0 is
+// state.ErrNoTxID and a batch behind TxID a *state.BehindError.
+func (v Value[V]) Update(batch state.TxID, newVal V) (Value[V], error) {
+	if batch == 0 {
+		return Value[V]{}, state.ErrNoTxID
+	}
+	prev, err := v.Get(batch)
+	if err != nil {
+		return Value[V]{}, err
+	}
+	return Value[V]{TxID: batch, Curr: newVal, Prev: prev.Val, HasPrev: prev.Found}, nil
+}
+
+// First returns the value of a key first written by batch.
+func First[V any](batch state.TxID, val V) Value[V] {
+	return Value[V]{TxID: batch, Curr: val}
+}

@@ -1,0 +1,174 @@
+package transactional
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/internal/core"
+	"github.com/squallstream/squall/state/internal/wire"
+)
+
+// record is a stored transactional value with the user value still
+// encoded.
+type record struct {
+	TxID state.TxID
+	Val  []byte
+}
+
+var format = core.Format[record]{
+	Append: func(dst []byte, r record) []byte {
+		return wire.AppendTransactional(dst, wire.Transactional{TxID: uint64(r.TxID), Val: r.Val})
+	},
+	Parse: func(b []byte) (record, error) {
+		t, err := wire.ParseTransactional(b)
+		return record{TxID: state.TxID(t.TxID), Val: t.Val}, err
+	},
+}
+
+// Map is a transactional MapState over a backing map (Storm's
+// TransactionalMap). Within BeginCommit(T) … Commit(T), MultiUpdate does,
+// for each key in order:
+//
+//   - absent key: store {T, updater(no value)};
+//   - key stored by T and not written in this commit (a replay): skip,
+//     return the stored value, write nothing;
+//   - key stored by a batch after T: *state.BehindError (Storm overwrites
+//     silently; a later txid in the store means it belongs to another
+//     stream);
+//   - otherwise: store {T, updater(stored value)}.
+//
+// Only changed keys are written, in one MultiPut. MultiPut stores {T, v}
+// unconditionally. Map is safe for concurrent use; calls are serialized.
+type Map[V any] struct {
+	mu    sync.Mutex
+	codec state.Codec[V]
+	store core.Store[record]
+}
+
+var _ state.MapState[int] = (*Map[int])(nil)
+
+// New returns a transactional map storing its values in m.
+func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
+	name := opts.Name
+	if name == "" {
+		name = state.NameOf(m)
+	}
+	return &Map[V]{
+		codec: opts.CodecOrDefault(),
+		store: core.Store[record]{Backing: m, Name: name, Format: format, Cache: true},
+	}
+}
+
+// BeginCommit starts batch txid and empties the per-commit read cache.
+func (m *Map[V]) BeginCommit(_ context.Context, txid state.TxID) error {
+	if txid == 0 {
+		return state.ErrNoTxID
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.store.Begin(txid)
+	return nil
+}
+
+// Commit ends batch txid.
+func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur := m.store.TxID(); cur != txid {
+		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, cur)
+	}
+	m.store.End()
+	return nil
+}
+
+// MultiGet returns the stored values.
+func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.store.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]state.Entry[V], len(keys))
+	for i := range keys {
+		s := c.Slot(i)
+		if !s.Found {
+			continue
+		}
+		if out[i].Val, err = core.Decode(c, i, m.codec, s.Rec.Val); err != nil {
+			return nil, err
+		}
+		out[i].Found = true
+	}
+	return out, nil
+}
+
+// MultiUpdate applies the updaters as described on Map and returns the
+// values of the keys afterwards (the stored value for skipped keys).
+func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []state.ValueUpdater[V]) ([]V, error) {
+	if len(keys) != len(updaters) {
+		return nil, state.ErrLength
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := m.store.TxID()
+	if tx == 0 {
+		return nil, state.ErrNoTxID
+	}
+	c, err := m.store.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]V, len(keys))
+	for i := range keys {
+		s := c.Slot(i)
+		var old V
+		if s.Found {
+			if s.Rec.TxID > tx {
+				return nil, &state.BehindError{Map: c.Name(), Key: c.Key(i), Batch: tx, Stored: s.Rec.TxID}
+			}
+			if old, err = core.Decode(c, i, m.codec, s.Rec.Val); err != nil {
+				return nil, err
+			}
+			if s.Rec.TxID == tx && !s.Cached {
+				out[i] = old // applied before this replay
+				continue
+			}
+		}
+		nv := updaters[i].Update(old, s.Found)
+		raw, err := core.Encode(m.codec, nv)
+		if err != nil {
+			return nil, err
+		}
+		c.Set(i, record{TxID: tx, Val: raw})
+		out[i] = nv
+	}
+	if err := c.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MultiPut stores {T, vals[i]} for every key.
+func (m *Map[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) error {
+	if len(keys) != len(vals) {
+		return state.ErrLength
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := m.store.TxID()
+	if tx == 0 {
+		return state.ErrNoTxID
+	}
+	c := m.store.Blind(keys)
+	for i, v := range vals {
+		raw, err := core.Encode(m.codec, v)
+		if err != nil {
+			return err
+		}
+		c.Set(i, record{TxID: tx, Val: raw})
+	}
+	return c.Flush(ctx)
+}
