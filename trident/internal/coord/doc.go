@@ -63,6 +63,9 @@
 // Storm's MasterBatchCoordinator drops a txid's status on any fail, even a
 // stale one for an older attempt, which can stall or re-run the current
 // attempt; here a fail or ack for an attempt other than the current one is
-// ignored. Storm has no retry limit; Config.MaxAttempts optionally halts the
-// coordinator with an *AttemptLimitError.
+// ignored. Acks and fails name their phase, so that a duplicated processing
+// ack cannot pass for the commit's. The committed txid is persisted before
+// Success is announced (Storm writes it after). Storm has no retry limit;
+// Config.MaxAttempts optionally halts the coordinator with an
+// *AttemptLimitError. docs/coordinator.md lists every difference.
 package coord
