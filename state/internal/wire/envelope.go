@@ -74,7 +74,7 @@ func ParseOpaque(b []byte) (Opaque, error) {
 	}
 	defer p.close()
 	var o Opaque
-	if o.TxID, err = p.dec.DecodeUint64(); err != nil {
+	if o.TxID, err = p.txid(); err != nil {
 		return Opaque{}, fmt.Errorf("opaque envelope txid: %w", err)
 	}
 	if o.Curr, err = p.raw(); err != nil {
@@ -112,7 +112,7 @@ func ParseTransactional(b []byte) (Transactional, error) {
 	}
 	defer p.close()
 	var t Transactional
-	if t.TxID, err = p.dec.DecodeUint64(); err != nil {
+	if t.TxID, err = p.txid(); err != nil {
 		return Transactional{}, fmt.Errorf("transactional envelope txid: %w", err)
 	}
 	if t.Val, err = p.raw(); err != nil {
@@ -186,6 +186,25 @@ func open(b []byte, want Kind, minLen, maxLen int) (*parser, int, error) {
 		return nil, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
 	}
 	return p, n, nil
+}
+
+// txid reads a txid: an integer that is not negative.
+func (p *parser) txid() (uint64, error) {
+	c, err := p.dec.PeekCode()
+	if err != nil {
+		return 0, err
+	}
+	if c >= 0xe0 || (c >= 0xd0 && c <= 0xd3) { // negative fixint or signed int
+		n, err := p.dec.DecodeInt64()
+		if err != nil {
+			return 0, err
+		}
+		if n < 0 {
+			return 0, fmt.Errorf("negative txid %d", n)
+		}
+		return uint64(n), nil
+	}
+	return p.dec.DecodeUint64()
 }
 
 // raw returns the next value's bytes without decoding it.
