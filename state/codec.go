@@ -2,8 +2,11 @@ package state
 
 import (
 	"bytes"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/squallstream/squall/state/internal/wire"
 )
 
 // Codec turns user values into bytes and back. The map flavours nest the
@@ -24,6 +27,20 @@ type Msgpack[V any] struct{}
 
 // Marshal encodes v.
 func (Msgpack[V]) Marshal(v V) ([]byte, error) {
+	// Counters and sums first, without reflection; the bytes are the ones
+	// msgpack writes.
+	switch x := any(v).(type) {
+	case int64:
+		return wire.AppendInt(make([]byte, 0, 9), x), nil
+	case int:
+		return wire.AppendInt(make([]byte, 0, 9), int64(x)), nil
+	case uint64:
+		return wire.AppendUint(make([]byte, 0, 9), x), nil
+	case float64:
+		return wire.AppendUint64Code(make([]byte, 0, 9), 0xcb, math.Float64bits(x)), nil
+	case string:
+		return wire.AppendString(make([]byte, 0, len(x)+5), x), nil
+	}
 	var buf bytes.Buffer
 	enc := msgpack.GetEncoder()
 	defer msgpack.PutEncoder(enc)
@@ -39,6 +56,18 @@ func (Msgpack[V]) Marshal(v V) ([]byte, error) {
 // Unmarshal decodes a fresh V from b.
 func (Msgpack[V]) Unmarshal(b []byte) (V, error) {
 	var v V
+	switch p := any(&v).(type) {
+	case *int64:
+		if n, ok := wire.ParseInt(b); ok {
+			*p = n
+			return v, nil
+		}
+	case *int:
+		if n, ok := wire.ParseInt(b); ok && n == int64(int(n)) {
+			*p = int(n)
+			return v, nil
+		}
+	}
 	err := msgpack.Unmarshal(b, &v)
 	return v, err
 }

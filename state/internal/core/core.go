@@ -62,81 +62,96 @@ type Slot[R any] struct {
 	Cached bool
 }
 
-// Call is one MultiGet or MultiUpdate over a list of keys.
+// Call is one MultiGet or MultiUpdate over a list of keys. Keys are
+// numbered by first occurrence ("distinct keys") so that the per-key work
+// indexes slices instead of maps.
 type Call[R any] struct {
-	s       *Store[R]
-	keys    []state.Key
-	loaded  map[string]Slot[R]
-	pending map[string]R
-	order   []int // index of the first occurrence of each written key
+	s        *Store[R]
+	keys     []state.Key
+	idx      []int     // keys[i] is distinct key idx[i]
+	first    []int     // distinct key d first occurs at keys[first[d]]
+	slots    []Slot[R] // current view of each distinct key
+	set      []bool    // distinct key d has a record to write
+	nwritten int
 }
 
 // Load reads the records of keys: from the per-commit cache where
 // possible, from the backing map otherwise, each distinct key once.
 func (s *Store[R]) Load(ctx context.Context, keys []state.Key) (*Call[R], error) {
-	c := &Call[R]{s: s, keys: keys, loaded: make(map[string]Slot[R], len(keys))}
-	var fetch []state.Key
-	for _, k := range keys {
-		enc := k.Encoded()
-		if _, ok := c.loaded[enc]; ok {
+	c := s.Blind(keys)
+	var fetch []int // distinct keys to read
+	for d, i := range c.first {
+		if r, ok := s.written[keys[i].Encoded()]; ok {
+			c.slots[d] = Slot[R]{Rec: r, Found: true, Cached: true}
 			continue
 		}
-		if r, ok := s.written[enc]; ok {
-			c.loaded[enc] = Slot[R]{Rec: r, Found: true, Cached: true}
-			continue
-		}
-		c.loaded[enc] = Slot[R]{}
-		fetch = append(fetch, k)
+		fetch = append(fetch, d)
 	}
 	if len(fetch) == 0 {
 		return c, nil
 	}
-	got, err := s.Backing.MultiGet(ctx, fetch)
-	if err != nil {
-		return nil, state.WrapBackingError(s.Name, "get", len(fetch), err)
+	fkeys := keys
+	if len(fetch) != len(keys) {
+		fkeys = make([]state.Key, len(fetch))
+		for j, d := range fetch {
+			fkeys[j] = keys[c.first[d]]
+		}
 	}
-	if len(got) != len(fetch) {
-		return nil, state.WrapBackingError(s.Name, "get", len(fetch),
+	got, err := s.Backing.MultiGet(ctx, fkeys)
+	if err != nil {
+		return nil, state.WrapBackingError(s.Name, "get", len(fkeys), err)
+	}
+	if len(got) != len(fkeys) {
+		return nil, state.WrapBackingError(s.Name, "get", len(fkeys),
 			fmt.Errorf("returned %d entries", len(got)))
 	}
-	for i, k := range fetch {
-		if !got[i].Found {
+	for j, d := range fetch {
+		if !got[j].Found {
 			continue
 		}
-		r, err := s.Format.Parse(got[i].Val)
+		r, err := s.Format.Parse(got[j].Val)
 		if err != nil {
-			return nil, state.Corrupt(s.Name, k, err)
+			return nil, state.Corrupt(s.Name, fkeys[j], err)
 		}
-		c.loaded[k.Encoded()] = Slot[R]{Rec: r, Found: true}
+		c.slots[d] = Slot[R]{Rec: r, Found: true}
 	}
 	return c, nil
 }
 
-// Blind starts a call that writes keys without reading them.
+// Blind starts a call that writes keys without reading them: every key is
+// seen as absent.
 func (s *Store[R]) Blind(keys []state.Key) *Call[R] {
-	return &Call[R]{s: s, keys: keys}
+	c := &Call[R]{s: s, keys: keys, idx: make([]int, len(keys))}
+	seen := make(map[string]int, len(keys))
+	for i, k := range keys {
+		enc := k.Encoded()
+		d, ok := seen[enc]
+		if !ok {
+			d = len(c.first)
+			seen[enc] = d
+			c.first = append(c.first, i)
+		}
+		c.idx[i] = d
+	}
+	c.slots = make([]Slot[R], len(c.first))
+	c.set = make([]bool, len(c.first))
+	return c
 }
 
 // Slot returns the current view of keys[i], including what this call has
-// written so far.
-func (c *Call[R]) Slot(i int) Slot[R] {
-	enc := c.keys[i].Encoded()
-	if r, ok := c.pending[enc]; ok {
-		return Slot[R]{Rec: r, Found: true, Cached: c.s.Cache}
-	}
-	return c.loaded[enc]
-}
+// set so far.
+func (c *Call[R]) Slot(i int) Slot[R] { return c.slots[c.idx[i]] }
 
 // Set records r as the new record of keys[i], to be written by Flush.
+// Later Slot calls for the key see it, flagged Cached when the store
+// caches.
 func (c *Call[R]) Set(i int, r R) {
-	enc := c.keys[i].Encoded()
-	if c.pending == nil {
-		c.pending = make(map[string]R)
+	d := c.idx[i]
+	c.slots[d] = Slot[R]{Rec: r, Found: true, Cached: c.s.Cache}
+	if !c.set[d] {
+		c.set[d] = true
+		c.nwritten++
 	}
-	if _, ok := c.pending[enc]; !ok {
-		c.order = append(c.order, i)
-	}
-	c.pending[enc] = r
 }
 
 // Flush writes every record set by this call in one MultiPut, keys in the
@@ -144,24 +159,28 @@ func (c *Call[R]) Set(i int, r R) {
 // per-commit cache; on failure nothing is cached, since the store may hold
 // any subset of them.
 func (c *Call[R]) Flush(ctx context.Context) error {
-	if len(c.order) == 0 {
+	if c.nwritten == 0 {
 		return nil
 	}
-	keys := make([]state.Key, len(c.order))
-	vals := make([][]byte, len(c.order))
-	for j, i := range c.order {
-		keys[j] = c.keys[i]
-		vals[j] = c.s.Format.Append(nil, c.pending[keys[j].Encoded()])
+	keys := make([]state.Key, 0, c.nwritten)
+	vals := make([][]byte, 0, c.nwritten)
+	for d, ok := range c.set {
+		if ok {
+			keys = append(keys, c.keys[c.first[d]])
+			vals = append(vals, c.s.Format.Append(nil, c.slots[d].Rec))
+		}
 	}
 	if err := c.s.Backing.MultiPut(ctx, keys, vals); err != nil {
 		return state.WrapBackingError(c.s.Name, "put", len(keys), err)
 	}
 	if c.s.Cache {
 		if c.s.written == nil {
-			c.s.written = make(map[string]R, len(c.pending))
+			c.s.written = make(map[string]R, len(keys))
 		}
-		for enc, r := range c.pending {
-			c.s.written[enc] = r
+		for d, ok := range c.set {
+			if ok {
+				c.s.written[c.keys[c.first[d]].Encoded()] = c.slots[d].Rec
+			}
 		}
 	}
 	return nil
@@ -184,6 +203,9 @@ func Encode[V any](codec state.Codec[V], v V) ([]byte, error) {
 	raw, err := codec.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("state: encoding %T: %w", v, err)
+	}
+	if _, trusted := codec.(state.Msgpack[V]); trusted {
+		return raw, nil
 	}
 	if err := wire.CheckValue(raw); err != nil {
 		return nil, fmt.Errorf("%w: %T: %v", state.ErrBadValue, v, err)

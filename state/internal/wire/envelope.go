@@ -1,11 +1,6 @@
 package wire
 
-import (
-	"bytes"
-	"fmt"
-
-	"github.com/vmihailenco/msgpack/v5"
-)
+import "fmt"
 
 // Kind tells which map flavour wrote an envelope.
 type Kind uint8
@@ -72,7 +67,6 @@ func ParseOpaque(b []byte) (Opaque, error) {
 	if err != nil {
 		return Opaque{}, err
 	}
-	defer p.close()
 	var o Opaque
 	if o.TxID, err = p.txid(); err != nil {
 		return Opaque{}, fmt.Errorf("opaque envelope txid: %w", err)
@@ -110,7 +104,6 @@ func ParseTransactional(b []byte) (Transactional, error) {
 	if err != nil {
 		return Transactional{}, err
 	}
-	defer p.close()
 	var t Transactional
 	if t.TxID, err = p.txid(); err != nil {
 		return Transactional{}, fmt.Errorf("transactional envelope txid: %w", err)
@@ -135,7 +128,6 @@ func ParsePlain(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.close()
 	v, err := p.raw()
 	if err != nil {
 		return nil, fmt.Errorf("plain envelope value: %w", err)
@@ -143,85 +135,92 @@ func ParsePlain(b []byte) ([]byte, error) {
 	return v, p.end()
 }
 
-// parser reads an envelope's fields in place.
+// parser reads an envelope's fields in place, without allocating.
 type parser struct {
 	b   []byte
-	r   *bytes.Reader
-	dec *msgpack.Decoder
+	off int
 }
 
 // open checks the array header, its length and the kind and version byte.
-func open(b []byte, want Kind, minLen, maxLen int) (*parser, int, error) {
+func open(b []byte, want Kind, minLen, maxLen int) (parser, int, error) {
+	p := parser{b: b}
 	if len(b) == 0 {
-		return nil, 0, fmt.Errorf("empty %s envelope", want)
+		return p, 0, fmt.Errorf("empty %s envelope", want)
 	}
-	r := bytes.NewReader(b)
-	dec := msgpack.GetDecoder()
-	dec.Reset(r)
-	p := &parser{b: b, r: r, dec: dec}
-	n, err := dec.DecodeArrayLen()
-	if err != nil {
-		p.close()
-		return nil, 0, fmt.Errorf("%s envelope: %w", want, err)
+	var n int
+	switch c := b[0]; {
+	case c >= 0x90 && c <= 0x9f:
+		n, p.off = int(c&0x0f), 1
+	case c == 0xdc || c == 0xdd:
+		size := 2
+		if c == 0xdd {
+			size = 4
+		}
+		l, err := length(b, size)
+		if err != nil {
+			return p, 0, fmt.Errorf("%s envelope: %w", want, err)
+		}
+		n, p.off = l, 1+size
+	default:
+		return p, 0, fmt.Errorf("%s envelope: not an array (code %#x)", want, c)
 	}
-	if n < 1 {
-		p.close()
-		return nil, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
+	if n < 1 || p.off >= len(b) {
+		return p, 0, fmt.Errorf("%s envelope: no header", want)
 	}
-	h, err := dec.DecodeUint8()
-	if err != nil {
-		p.close()
-		return nil, 0, fmt.Errorf("%s envelope header: %w", want, err)
+	h := b[p.off]
+	if h > 0x7f {
+		return p, 0, fmt.Errorf("%s envelope: header code %#x", want, h)
 	}
+	p.off++
 	if got := Kind(h >> 4); got != want {
-		p.close()
-		return nil, 0, fmt.Errorf("stored value is a %s envelope, not %s", got, want)
+		return p, 0, fmt.Errorf("stored value is a %s envelope, not %s", got, want)
 	}
 	if v := h & 0x0f; v != Version {
-		p.close()
-		return nil, 0, fmt.Errorf("unsupported %s envelope version %d", want, v)
+		return p, 0, fmt.Errorf("unsupported %s envelope version %d", want, v)
 	}
 	if n < minLen || n > maxLen {
-		p.close()
-		return nil, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
+		return p, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
 	}
 	return p, n, nil
 }
 
 // txid reads a txid: an integer that is not negative.
 func (p *parser) txid() (uint64, error) {
-	c, err := p.dec.PeekCode()
+	raw, err := p.raw()
 	if err != nil {
 		return 0, err
 	}
-	if c >= 0xe0 || (c >= 0xd0 && c <= 0xd3) { // negative fixint or signed int
-		n, err := p.dec.DecodeInt64()
-		if err != nil {
-			return 0, err
+	if raw[0] == 0xcf { // uint64 beyond int64
+		var u uint64
+		for _, x := range raw[1:] {
+			u = u<<8 | uint64(x)
 		}
-		if n < 0 {
-			return 0, fmt.Errorf("negative txid %d", n)
-		}
-		return uint64(n), nil
+		return u, nil
 	}
-	return p.dec.DecodeUint64()
+	n, ok := ParseInt(raw)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("not an integer (code %#x)", raw[0])
+	case n < 0:
+		return 0, fmt.Errorf("negative txid %d", n)
+	}
+	return uint64(n), nil
 }
 
-// raw returns the next value's bytes without decoding it.
+// raw returns the next value's bytes without decoding them.
 func (p *parser) raw() ([]byte, error) {
-	start := len(p.b) - p.r.Len()
-	if err := p.dec.Skip(); err != nil {
+	n, err := ValueLen(p.b[p.off:])
+	if err != nil {
 		return nil, err
 	}
-	end := len(p.b) - p.r.Len()
-	return p.b[start:end:end], nil
+	v := p.b[p.off : p.off+n : p.off+n]
+	p.off += n
+	return v, nil
 }
 
 func (p *parser) end() error {
-	if p.r.Len() != 0 {
+	if p.off != len(p.b) {
 		return ErrTrailing
 	}
 	return nil
 }
-
-func (p *parser) close() { msgpack.PutDecoder(p.dec) }
