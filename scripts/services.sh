@@ -1,0 +1,522 @@
+#!/usr/bin/env bash
+# services.sh: the real Apache Kafka and Apache Cassandra that squall's
+# integration tests run against, on 127.0.0.1, without Docker.
+#
+#   scripts/services.sh up       resolve jars (first run only), start both, wait until ready
+#   scripts/services.sh down     stop both (by recorded pid) and wait for them to exit
+#   scripts/services.sh status   say what runs; exit 0 only if both run
+#   scripts/services.sh env      print SQUALL_KAFKA_BROKERS=... and SQUALL_CASSANDRA_HOSTS=...
+#
+# Jars come from Maven Central through `mvn dependency:copy-dependencies` on
+# scripts/jvm/{kafka,cassandra}/pom.xml, into Maven's local repository and a
+# copy under the services directory; later runs reuse both. Every start begins
+# with empty data directories. See docs/testing.md.
+#
+# Settings (environment):
+#   SQUALL_SERVICES_DIR            everything the script writes (default: <repo>/.services)
+#   SQUALL_JAVA                    a Java 17 `java` binary (default: found automatically)
+#   SQUALL_KAFKA_PORT              Kafka client port            (default 19092)
+#   SQUALL_KAFKA_CONTROLLER_PORT   Kafka KRaft controller port  (default 19093)
+#   SQUALL_CASSANDRA_PORT          Cassandra CQL port           (default 19042)
+#   SQUALL_CASSANDRA_STORAGE_PORT  Cassandra internode port     (default 17000)
+#   SQUALL_KAFKA_HEAP              Kafka maximum heap           (default 512m)
+#   SQUALL_CASSANDRA_HEAP          Cassandra heap               (default 1g)
+#   SQUALL_SERVICES_TIMEOUT        seconds to wait for each service to be ready (default 180)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DIR=${SQUALL_SERVICES_DIR:-$ROOT/.services}
+KAFKA_PORT=${SQUALL_KAFKA_PORT:-19092}
+KAFKA_CONTROLLER_PORT=${SQUALL_KAFKA_CONTROLLER_PORT:-19093}
+CASSANDRA_PORT=${SQUALL_CASSANDRA_PORT:-19042}
+CASSANDRA_STORAGE_PORT=${SQUALL_CASSANDRA_STORAGE_PORT:-17000}
+KAFKA_HEAP=${SQUALL_KAFKA_HEAP:-512m}
+CASSANDRA_HEAP=${SQUALL_CASSANDRA_HEAP:-1g}
+TIMEOUT=${SQUALL_SERVICES_TIMEOUT:-180}
+SERVICES=(cassandra kafka) # start order: the slow one first
+
+# A fixed KRaft cluster id (22 characters of URL-safe base64); data is wiped on
+# every start, so it never has to match anything else.
+KAFKA_CLUSTER_ID=c3F1YWxsLXRlc3Qta2Fma2E
+
+usage() {
+	cat >&2 <<EOF
+usage: scripts/services.sh up | down | status | env
+
+  up      resolve Kafka and Cassandra jars with Maven (first run only), start both
+          on 127.0.0.1 and wait until they answer; does nothing if they already run
+  down    stop both and wait for them to exit
+  status  say whether each runs; exit 0 if both run, 3 otherwise
+  env     print the variables the integration tests read, e.g.
+            eval "\$(scripts/services.sh env)"; go test ./...
+EOF
+}
+
+say() { printf 'services: %s\n' "$*" >&2; }
+die() {
+	printf 'services: error: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------- processes
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local pid=$1 stat
+	[[ -n $pid ]] || return 1
+	stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+# pid_of NAME: the recorded pid of a service if that process is still ours
+# (its command line names our services directory), else nothing.
+pid_of() {
+	local f=$DIR/$1/pid pid
+	[[ -f $f ]] || return 0
+	pid=$(<"$f")
+	if alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/"; then
+		echo "$pid"
+	fi
+}
+
+# port_in_use PORT: something accepts connections on 127.0.0.1:PORT.
+port_in_use() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# stop NAME: SIGTERM, wait up to 60 s, then SIGKILL.
+stop() {
+	local name=$1 pid i
+	pid=$(pid_of "$name")
+	if [[ -z $pid ]]; then
+		rm -f "$DIR/$name/pid"
+		return 0
+	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 600; i++)); do
+		alive "$pid" || break
+		sleep 0.1
+	done
+	if alive "$pid"; then
+		say "$name (pid $pid) did not stop within 60s after SIGTERM; sending SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			alive "$pid" || break
+			sleep 0.1
+		done
+	fi
+	rm -f "$DIR/$name/pid"
+	say "$name stopped (pid $pid)"
+}
+
+# ---------------------------------------------------------------- tools
+
+# Under CI the script may install a missing Debian package itself.
+apt_install() {
+	if [[ ${CI:-} == true && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		say "installing Debian package(s) $* (CI)"
+		if DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >"$DIR/logs/apt.log" 2>&1 ||
+			{ apt-get update -q >>"$DIR/logs/apt.log" 2>&1 &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >>"$DIR/logs/apt.log" 2>&1; }; then
+			return 0
+		fi
+		tail -n 5 "$DIR/logs/apt.log" >&2
+	fi
+	return 1
+}
+
+java_major() { # java_major JAVA -> 17, 21, ...
+	"$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9.]*\).*/\1/p' | head -n 1
+}
+
+find_java() {
+	local c
+	if [[ -n ${SQUALL_JAVA:-} ]]; then
+		[[ -x $SQUALL_JAVA && $(java_major "$SQUALL_JAVA") == 17 ]] ||
+			die "SQUALL_JAVA=$SQUALL_JAVA is not a Java 17 'java' binary; point it at one (e.g. /usr/lib/jvm/java-17-openjdk-amd64/bin/java)"
+		JAVA=$SQUALL_JAVA
+		return
+	fi
+	for c in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/*17*/bin/java "$(command -v java || true)"; do
+		if [[ -x $c && $(java_major "$c") == 17 ]]; then
+			JAVA=$c
+			return
+		fi
+	done
+	if apt_install openjdk-17-jre-headless; then
+		find_java
+		return
+	fi
+	die "no Java 17 found (Cassandra 5.0 needs 11 or 17, Kafka 4 needs 17+): install one, e.g. 'apt-get install openjdk-17-jre-headless', or set SQUALL_JAVA=/path/to/java17/bin/java"
+}
+
+find_mvn() {
+	command -v mvn >/dev/null && return 0
+	apt_install maven && command -v mvn >/dev/null && return 0
+	die "Maven ('mvn') is not installed and the $1 jars are not cached yet: install it, e.g. 'apt-get install maven', then run 'scripts/services.sh up' again"
+}
+
+# resolve NAME: copy the runtime jars of scripts/jvm/NAME/pom.xml into
+# $DIR/lib/NAME, unless a copy made from the same pom is already there.
+resolve() {
+	local name=$1 pom=$ROOT/scripts/jvm/$1/pom.xml lib=$DIR/lib/$1 log=$DIR/logs/maven-$1.log want attempt t0
+	want=$(sha256sum "$pom" | cut -d' ' -f1)
+	if [[ -f $lib/.pom.sha256 && $(<"$lib/.pom.sha256") == "$want" ]]; then
+		return 0
+	fi
+	find_mvn "$name"
+	say "resolving $name jars with Maven (first run only; log: $log)"
+	t0=$SECONDS
+	rm -rf "$lib.tmp"
+	: >"$log"
+	for attempt in 1 2 3; do
+		if mvn -B -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+			-DoutputDirectory="$lib.tmp" >>"$log" 2>&1; then
+			rm -rf "$lib"
+			mv "$lib.tmp" "$lib"
+			echo "$want" >"$lib/.pom.sha256"
+			say "resolved $name: $(find "$lib" -name '*.jar' | wc -l) jars in $((SECONDS - t0))s"
+			return 0
+		fi
+		say "Maven resolution of $name failed (attempt $attempt of 3)"
+		sleep $((attempt * 5))
+	done
+	grep -E 'ERROR|Could not' "$log" | tail -n 5 >&2 || true
+	die "Maven could not resolve the $name jars (full log: $log): check that Maven Central is reachable (or your ~/.m2/settings.xml mirror), then run 'scripts/services.sh up' again"
+}
+
+# probe KIND ADDR: one readiness check (a Kafka metadata request, or a CQL
+# query on system.local) by the small Go program in internal/testenv/probe.
+probe() {
+	"$DIR/bin/probe" -timeout 5s "$1" "$2" >>"$DIR/$1/probe.log" 2>&1
+}
+
+build_probe() {
+	command -v go >/dev/null || die "Go is not installed; it builds the readiness probe (internal/testenv/probe)"
+	(cd "$ROOT" && go build -o "$DIR/bin/probe" ./internal/testenv/probe) >"$DIR/logs/probe-build.log" 2>&1 ||
+		{ tail -n 20 "$DIR/logs/probe-build.log" >&2; die "could not build the readiness probe (go build ./internal/testenv/probe failed; log above)"; }
+}
+
+# ---------------------------------------------------------------- configs
+
+write_kafka_config() {
+	local d=$DIR/kafka
+	cat >"$d/conf/server.properties" <<EOF
+# Written by scripts/services.sh: one combined KRaft broker+controller for tests.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$d/data
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+auto.create.topics.enable=true
+delete.topic.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=2
+num.recovery.threads.per.data.dir=1
+log.segment.bytes=16777216
+EOF
+	cat >"$d/conf/log4j2.properties" <<'EOF'
+status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.apache.name = org.apache.kafka
+logger.apache.level = INFO
+EOF
+}
+
+write_cassandra_config() {
+	local d=$DIR/cassandra
+	cat >"$d/conf/cassandra.yaml" <<EOF
+# Written by scripts/services.sh: a single Cassandra node for tests.
+cluster_name: squall-test
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+num_tokens: 1
+initial_token: 0
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:$CASSANDRA_STORAGE_PORT"
+listen_address: 127.0.0.1
+rpc_address: 127.0.0.1
+storage_port: $CASSANDRA_STORAGE_PORT
+native_transport_port: $CASSANDRA_PORT
+start_native_transport: true
+data_file_directories:
+  - $d/data/data
+commitlog_directory: $d/data/commitlog
+hints_directory: $d/data/hints
+saved_caches_directory: $d/data/saved_caches
+cdc_raw_directory: $d/data/cdc_raw
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+commitlog_segment_size: 8MiB
+cdc_enabled: false
+auto_snapshot: false
+incremental_backups: false
+snapshot_before_compaction: false
+memtable_allocation_type: heap_buffers
+disk_access_mode: standard
+# Generous timeouts: the race detector and two cores make tests slow clients.
+read_request_timeout: 10000ms
+range_request_timeout: 20000ms
+write_request_timeout: 10000ms
+counter_write_request_timeout: 10000ms
+cas_contention_timeout: 5000ms
+truncate_request_timeout: 60000ms
+request_timeout: 20000ms
+EOF
+	cat >"$d/conf/logback.xml" <<'EOF'
+<configuration>
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%-5level %date{HH:mm:ss.SSS} [%thread] %logger{0} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+</configuration>
+EOF
+}
+
+# The module flags of Cassandra 5.0's conf/jvm17-server.options.
+cassandra_jpms_flags() {
+	local m
+	for m in \
+		java.base/jdk.internal.misc java.base/jdk.internal.ref java.base/sun.nio.ch \
+		java.management.rmi/com.sun.jmx.remote.internal.rmi java.rmi/sun.rmi.registry \
+		java.rmi/sun.rmi.server java.sql/java.sql java.base/java.lang.ref \
+		jdk.unsupported/sun.misc java.management/com.sun.jmx.remote.security; do
+		printf -- '--add-exports %s=ALL-UNNAMED\n' "$m"
+	done
+	for m in \
+		java.base/java.lang.module java.base/jdk.internal.loader java.base/jdk.internal.ref \
+		java.base/jdk.internal.reflect java.base/jdk.internal.math java.base/jdk.internal.module \
+		java.base/jdk.internal.util.jar jdk.management/com.sun.management.internal \
+		java.base/sun.nio.ch java.base/java.io java.base/java.lang.reflect java.base/java.lang \
+		java.base/java.util java.base/java.nio; do
+		printf -- '--add-opens %s=ALL-UNNAMED\n' "$m"
+	done
+}
+
+# ---------------------------------------------------------------- start
+
+start_kafka() {
+	local d=$DIR/kafka opts
+	opts=(-Xms128m "-Xmx$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+		-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
+		-Djava.io.tmpdir="$d/tmp" -Dkafka.logs.dir="$d/logs"
+		-Dlog4j2.configurationFile="$d/conf/log4j2.properties")
+	"$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
+		-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
+		>"$d/logs/format.log" 2>&1 </dev/null 9>&- ||
+		{ tail -n 20 "$d/logs/format.log" >&2; die "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
+	"$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.Kafka "$d/conf/server.properties" \
+		>"$d/logs/server.log" 2>&1 </dev/null 9>&- &
+	echo $! >"$d/pid"
+}
+
+start_cassandra() {
+	local d=$DIR/cassandra opts pre=()
+	# Cassandra calls mlockall() at start-up. As root that succeeds and pins
+	# (and first faults in) the whole heap: slow and large for a test node.
+	# Without CAP_IPC_LOCK the call fails against RLIMIT_MEMLOCK and
+	# Cassandra only logs a warning.
+	if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+		pre=(setpriv --bounding-set -ipc_lock --inh-caps -ipc_lock)
+	fi
+	opts=(-Xms256m "-Xmx$CASSANDRA_HEAP" -Xss256k -XX:+UseG1GC
+		-XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:+PerfDisableSharedMem
+		-XX:+UseThreadPriorities -XX:+UseTLAB -XX:+ResizeTLAB
+		-ea -da:net.openhft... -Djava.net.preferIPv4Stack=true
+		-Dio.netty.tryReflectionSetAccessible=true -Dio.netty.allocator.useCacheForAllThreads=true
+		-Dio.netty.allocator.maxOrder=11
+		$(cassandra_jpms_flags)
+		-javaagent:"$(echo "$DIR"/lib/cassandra/jamm-*.jar)"
+		-Djava.io.tmpdir="$d/tmp" -Djna.tmpdir="$d/tmp"
+		-Dcassandra.config="file://$d/conf/cassandra.yaml"
+		-Dcassandra.storagedir="$d/data" -Dcassandra.logdir="$d/logs"
+		-Dlogback.configurationFile=logback.xml -Dcassandra-foreground=yes
+		-Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.unsafesystem=true
+		-Dcassandra.test.flush_local_schema_changes=false
+		-Dcassandra.superuser_setup_delay_ms=0)
+	"${pre[@]}" "$JAVA" "${opts[@]}" -cp "$d/conf:$DIR/lib/cassandra/*" org.apache.cassandra.service.CassandraDaemon \
+		>"$d/logs/system.log" 2>&1 </dev/null 9>&- &
+	echo $! >"$d/pid"
+}
+
+port_of() { # port_of NAME -> client port
+	case $1 in
+	kafka) echo "$KAFKA_PORT" ;;
+	cassandra) echo "$CASSANDRA_PORT" ;;
+	esac
+}
+
+ports_of() { # ports_of NAME -> every port the service binds
+	case $1 in
+	kafka) echo "$KAFKA_PORT $KAFKA_CONTROLLER_PORT" ;;
+	cassandra) echo "$CASSANDRA_PORT $CASSANDRA_STORAGE_PORT" ;;
+	esac
+}
+
+log_of() {
+	case $1 in
+	kafka) echo "$DIR/kafka/logs/server.log" ;;
+	cassandra) echo "$DIR/cassandra/logs/system.log" ;;
+	esac
+}
+
+# fail_start NAME REASON: show the log's tail, stop everything, exit 1.
+fail_start() {
+	local name=$1 log
+	log=$(log_of "$name")
+	printf -- '---- last lines of %s\n' "$log" >&2
+	tail -n 25 "$log" >&2 || true
+	printf -- '----\n' >&2
+	for s in "${SERVICES[@]}"; do stop "$s" 2>/dev/null; done
+	die "$2"
+}
+
+# wait_ready NAME: poll the probe until it succeeds, the process dies, or the timeout passes.
+wait_ready() {
+	local name=$1 addr pid t0=$SECONDS status
+	addr=127.0.0.1:$(port_of "$name")
+	pid=$(<"$DIR/$name/pid")
+	: >"$DIR/$name/probe.log"
+	while :; do
+		if ! alive "$pid"; then
+			status=unknown
+			wait "$pid" 2>/dev/null && status=0 || status=$?
+			fail_start "$name" "$name exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name"))"
+		fi
+		if probe "$name" "$addr"; then
+			say "$name ready on $addr after $((SECONDS - t0))s of waiting (pid $pid)"
+			return 0
+		fi
+		if ((SECONDS - t0 >= TIMEOUT)); then
+			tail -n 3 "$DIR/$name/probe.log" >&2 || true
+			fail_start "$name" "$name did not answer on $addr within ${TIMEOUT}s (raise SQUALL_SERVICES_TIMEOUT if the machine is slow; full log: $(log_of "$name"))"
+		fi
+		sleep 1
+	done
+}
+
+cmd_up() {
+	local name port pid t0=$SECONDS to_start=()
+	for name in "${SERVICES[@]}"; do
+		pid=$(pid_of "$name")
+		if [[ -n $pid ]]; then
+			continue
+		fi
+		for port in $(ports_of "$name"); do
+			if port_in_use "$port"; then
+				die "port 127.0.0.1:$port (for $name) is already in use by another process: stop that process, or pick free ports with SQUALL_KAFKA_PORT / SQUALL_KAFKA_CONTROLLER_PORT / SQUALL_CASSANDRA_PORT / SQUALL_CASSANDRA_STORAGE_PORT"
+			fi
+		done
+		to_start+=("$name")
+	done
+
+	if ((${#to_start[@]} > 0)); then
+		find_java
+		for name in "${to_start[@]}"; do resolve "$name"; done
+		for name in "${to_start[@]}"; do
+			rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
+			mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
+			"write_${name}_config"
+			"start_${name}"
+			say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
+		done
+	fi
+	build_probe # also while the JVMs boot
+	for name in "${SERVICES[@]}"; do
+		wait_ready "$name"
+	done
+	{
+		echo "kafka=$KAFKA_PORT"
+		echo "cassandra=$CASSANDRA_PORT"
+	} >"$DIR/ports"
+	say "up in $((SECONDS - t0))s"
+	cmd_env
+}
+
+cmd_down() {
+	local name
+	for name in "${SERVICES[@]}"; do stop "$name"; done
+	rm -f "$DIR/ports"
+}
+
+cmd_status() {
+	local name pid rc=0
+	for name in "${SERVICES[@]}"; do
+		pid=$(pid_of "$name")
+		if [[ -n $pid ]]; then
+			echo "$name: running (pid $pid) on 127.0.0.1:$(recorded_port "$name")"
+		else
+			echo "$name: not running"
+			rc=3
+		fi
+	done
+	return $rc
+}
+
+# recorded_port NAME: the port the running service was started with.
+recorded_port() {
+	local p=""
+	[[ -f $DIR/ports ]] && p=$(sed -n "s/^$1=//p" "$DIR/ports")
+	echo "${p:-$(port_of "$1")}"
+}
+
+cmd_env() {
+	local name
+	for name in "${SERVICES[@]}"; do
+		[[ -n $(pid_of "$name") ]] || die "$name is not running: run 'scripts/services.sh up' first"
+	done
+	echo "SQUALL_KAFKA_BROKERS=127.0.0.1:$(recorded_port kafka)"
+	echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)"
+}
+
+main() {
+	if (($# != 1)); then
+		usage
+		exit 2
+	fi
+	case $1 in
+	up | down | status | env) ;;
+	-h | --help | help)
+		usage
+		exit 0
+		;;
+	*)
+		printf 'services: unknown command %q\n' "$1" >&2
+		usage
+		exit 2
+		;;
+	esac
+	mkdir -p "$DIR/logs" "$DIR/bin"
+	# One invocation at a time per services directory.
+	exec 9>"$DIR/.lock"
+	flock 9
+	"cmd_$1"
+}
+
+main "$@"
