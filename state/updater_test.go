@@ -1,9 +1,13 @@
 package state_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math"
 	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
@@ -73,6 +77,54 @@ func TestMsgpackCodec(t *testing.T) {
 	}
 	if _, err := c.Unmarshal([]byte{0xc1}); err == nil {
 		t.Error("Unmarshal of invalid bytes succeeded")
+	}
+}
+
+// The reflection-free paths of Msgpack write what msgpack writes and read
+// what it reads.
+func TestMsgpackCodecFastPaths(t *testing.T) {
+	ref := func(v any) []byte {
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.UseCompactInts(true)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	for _, n := range []int64{0, 5, -5, -100, 300, -40000, 1 << 40, math.MinInt64, math.MaxInt64} {
+		b, _ := state.Msgpack[int64]{}.Marshal(n)
+		if !bytes.Equal(b, ref(n)) {
+			t.Errorf("int64 %d: %x, msgpack %x", n, b, ref(n))
+		}
+		if got, err := (state.Msgpack[int64]{}).Unmarshal(ref(n)); err != nil || got != n {
+			t.Errorf("Unmarshal(%x) = %d, %v", ref(n), got, err)
+		}
+		bi, _ := state.Msgpack[int]{}.Marshal(int(n))
+		if gi, err := (state.Msgpack[int]{}).Unmarshal(bi); !bytes.Equal(bi, b) || err != nil || gi != int(n) {
+			t.Errorf("int %d: %x, %d, %v", n, bi, gi, err)
+		}
+	}
+	for _, v := range []any{uint64(math.MaxUint64), 2.5, "", "hello", string(make([]byte, 300))} {
+		var b []byte
+		switch x := v.(type) {
+		case uint64:
+			b, _ = state.Msgpack[uint64]{}.Marshal(x)
+		case float64:
+			b, _ = state.Msgpack[float64]{}.Marshal(x)
+		case string:
+			b, _ = state.Msgpack[string]{}.Marshal(x)
+		}
+		if !bytes.Equal(b, ref(v)) {
+			t.Errorf("%T: %x, msgpack %x", v, b[:min(8, len(b))], ref(v)[:min(8, len(b))])
+		}
+	}
+	// Other integer encodings (a float, nil) still decode through msgpack.
+	if got, err := (state.Msgpack[int64]{}).Unmarshal([]byte{0xc0}); err != nil || got != 0 {
+		t.Errorf("Unmarshal(nil) = %d, %v", got, err)
+	}
+	if _, err := (state.Msgpack[int64]{}).Unmarshal([]byte{0xa1, 'x'}); err == nil {
+		t.Error("a string decoded as an int64")
 	}
 }
 

@@ -127,3 +127,18 @@ func TestMapUndecodableValue(t *testing.T) {
 		t.Errorf("MultiGet: %v, want ErrCorrupt", err)
 	}
 }
+
+func TestMapStoresSmallEnvelope(t *testing.T) {
+	ctx := context.Background()
+	mem := state.NewMemory("")
+	m := transactional.New(mem, state.MapOptions[int64]{})
+	k := []state.Key{state.MustKey("a")}
+	m.BeginCommit(ctx, 100)
+	if err := m.MultiPut(ctx, k, []int64{120}); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := mem.MultiGet(ctx, k)
+	if want := []byte{0x93, 0x21, 100, 120}; string(es[0].Val) != string(want) {
+		t.Errorf("stored %x, want %x", es[0].Val, want)
+	}
+}
