@@ -1,0 +1,41 @@
+package opaque_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/opaque"
+)
+
+// A count per room, where batch 2 fails after its write and is replayed
+// with other content: the replay starts again from the value before batch
+// 2, so nothing is counted twice.
+func ExampleMap() {
+	ctx := context.Background()
+	counts := opaque.New(state.NewMemory("presence"), state.MapOptions[int64]{})
+	sum := state.CombinerFunc[int64](func(a, b int64) int64 { return a + b })
+	room := []state.Key{state.MustKey("room-7")}
+
+	batch := func(tx state.TxID, n int64, commit bool) {
+		counts.BeginCommit(ctx, tx)
+		vs, _ := counts.MultiUpdate(ctx, room, []state.ValueUpdater[int64]{state.Combine[int64](sum, n)})
+		fmt.Printf("txid %v: +%d -> %d\n", tx, n, vs[0])
+		if commit {
+			counts.Commit(ctx, tx)
+		}
+	}
+	batch(1, 5, true)
+	batch(2, 3, false) // fails after writing
+	batch(2, 4, true)  // the replay, with other content
+	batch(3, 1, true)
+
+	es, _ := counts.MultiGet(ctx, room)
+	fmt.Println("final:", es[0].Val)
+	// Output:
+	// txid 1: +5 -> 5
+	// txid 2: +3 -> 8
+	// txid 2: +4 -> 9
+	// txid 3: +1 -> 10
+	// final: 10
+}
