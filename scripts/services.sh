@@ -321,19 +321,49 @@ cassandra_jpms_flags() {
 
 # ---------------------------------------------------------------- start
 
+# close_fds: close every file descriptor above 2 of the current (sub)shell,
+# so that a long-running service holds no lock or pipe of its caller (make's
+# jobserver, a caller's flock, a CI log pipe).
+close_fds() {
+	local p fd
+	for p in /proc/$BASHPID/fd/*; do
+		fd=${p##*/}
+		if ((fd > 2)); then
+			eval "exec $fd>&-" 2>/dev/null || true
+		fi
+	done
+}
+
+# spawn LOG CMD...: start CMD in the background, in its own session, with
+# stdin from /dev/null and stdout and stderr to LOG; its pid goes to SPAWNED.
+# The background subshell execs CMD (setsid does not fork here: the subshell
+# is no process group leader), so the pid is CMD's own.
+spawn() {
+	local log=$1
+	shift
+	local pre=()
+	command -v setsid >/dev/null && pre=(setsid)
+	{
+		close_fds
+		exec "${pre[@]}" "$@" >"$log" 2>&1 </dev/null
+	} &
+	SPAWNED=$!
+}
+
 start_kafka() {
 	local d=$DIR/kafka opts
 	opts=(-Xms128m "-Xmx$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 		-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
 		-Djava.io.tmpdir="$d/tmp" -Dkafka.logs.dir="$d/logs"
 		-Dlog4j2.configurationFile="$d/conf/log4j2.properties")
-	"$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
-		-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
-		>"$d/logs/format.log" 2>&1 </dev/null 9>&- ||
-		{ tail -n 20 "$d/logs/format.log" >&2; die "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
-	"$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.Kafka "$d/conf/server.properties" \
-		>"$d/logs/server.log" 2>&1 </dev/null 9>&- &
-	echo $! >"$d/pid"
+	(
+		close_fds
+		exec "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
+			-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
+			>"$d/logs/format.log" 2>&1 </dev/null
+	) || { tail -n 20 "$d/logs/format.log" >&2; die "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
+	spawn "$d/logs/server.log" "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.Kafka "$d/conf/server.properties"
+	echo "$SPAWNED" >"$d/pid"
 }
 
 start_cassandra() {
@@ -360,9 +390,9 @@ start_cassandra() {
 		-Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.unsafesystem=true
 		-Dcassandra.test.flush_local_schema_changes=false
 		-Dcassandra.superuser_setup_delay_ms=0)
-	"${pre[@]}" "$JAVA" "${opts[@]}" -cp "$d/conf:$DIR/lib/cassandra/*" org.apache.cassandra.service.CassandraDaemon \
-		>"$d/logs/system.log" 2>&1 </dev/null 9>&- &
-	echo $! >"$d/pid"
+	spawn "$d/logs/system.log" "${pre[@]}" "$JAVA" "${opts[@]}" -cp "$d/conf:$DIR/lib/cassandra/*" \
+		org.apache.cassandra.service.CassandraDaemon
+	echo "$SPAWNED" >"$d/pid"
 }
 
 port_of() { # port_of NAME -> client port
