@@ -27,8 +27,9 @@ type feed struct {
 }
 
 type feedItem struct {
-	id any
-	v  Values
+	id   any
+	v    Values
+	task TaskID // the task that has it in flight
 }
 
 func newFeed() *feed {
@@ -69,19 +70,23 @@ func (f *feed) counts() (acked, failed int) {
 func (f *feed) newSpout() Spout { return &feedSpout{f: f} }
 
 type feedSpout struct {
-	f   *feed
-	out *SpoutCollector
+	f    *feed
+	out  *SpoutCollector
+	task TaskID
 }
 
-func (s *feedSpout) Open(_ context.Context, _ TaskInfo, out *SpoutCollector) error {
-	s.out = out
+func (s *feedSpout) Open(_ context.Context, info TaskInfo, out *SpoutCollector) error {
+	s.out, s.task = out, info.Task
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	s.f.opens++
-	// Whatever the previous incarnation had in flight was lost with it.
+	// Whatever this task's previous incarnation had in flight was lost
+	// with it.
 	for id, it := range s.f.inflight {
-		delete(s.f.inflight, id)
-		s.f.queue = append([]feedItem{it}, s.f.queue...)
+		if it.task == s.task {
+			delete(s.f.inflight, id)
+			s.f.queue = append([]feedItem{it}, s.f.queue...)
+		}
 	}
 	return nil
 }
@@ -97,6 +102,7 @@ func (s *feedSpout) NextTuple() {
 	var id any
 	if !s.f.noMsgID && it.id != nil {
 		id = it.id
+		it.task = s.task
 		s.f.inflight[it.id] = it
 	}
 	s.f.mu.Unlock()
