@@ -85,29 +85,42 @@ port_in_use() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# stop NAME: SIGTERM, wait up to 60 s, then SIGKILL.
+# stop NAME...: SIGTERM to each, wait up to 60 s for all, then SIGKILL the
+# rest and wait for them too.
 stop() {
-	local name=$1 pid i
-	pid=$(pid_of "$name")
-	if [[ -z $pid ]]; then
-		rm -f "$DIR/$name/pid"
-		return 0
-	fi
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 600; i++)); do
-		alive "$pid" || break
+	local name pid i names=() pids=() left
+	for name in "$@"; do
+		pid=$(pid_of "$name")
+		if [[ -n $pid ]]; then
+			kill -TERM "$pid" 2>/dev/null || true
+			names+=("$name")
+			pids+=("$pid")
+		else
+			rm -f "$DIR/$name/pid"
+		fi
+	done
+	for ((i = 0; i < 700; i++)); do
+		left=0
+		for pid in "${pids[@]}"; do
+			if alive "$pid"; then
+				left=1
+				if ((i == 600)); then
+					say "pid $pid did not stop within 60s after SIGTERM; sending SIGKILL"
+					kill -KILL "$pid" 2>/dev/null || true
+				fi
+			fi
+		done
+		((left)) || break
 		sleep 0.1
 	done
-	if alive "$pid"; then
-		say "$name (pid $pid) did not stop within 60s after SIGTERM; sending SIGKILL"
-		kill -KILL "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			alive "$pid" || break
-			sleep 0.1
-		done
-	fi
-	rm -f "$DIR/$name/pid"
-	say "$name stopped (pid $pid)"
+	for i in "${!names[@]}"; do
+		rm -f "$DIR/${names[i]}/pid"
+		if alive "${pids[i]}"; then
+			say "${names[i]} (pid ${pids[i]}) is still running after SIGKILL"
+		else
+			say "${names[i]} stopped (pid ${pids[i]})"
+		fi
+	done
 }
 
 # ---------------------------------------------------------------- tools
@@ -171,7 +184,7 @@ resolve() {
 	rm -rf "$lib.tmp"
 	: >"$log"
 	for attempt in 1 2 3; do
-		if mvn -B -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+		if mvn -B -q -f "$pom" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
 			-DoutputDirectory="$lib.tmp" >>"$log" 2>&1; then
 			rm -rf "$lib"
 			mv "$lib.tmp" "$lib"
@@ -180,9 +193,9 @@ resolve() {
 			return 0
 		fi
 		say "Maven resolution of $name failed (attempt $attempt of 3)"
-		sleep $((attempt * 5))
+		((attempt == 3)) || sleep $((attempt * 5))
 	done
-	grep -E 'ERROR|Could not' "$log" | tail -n 5 >&2 || true
+	sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\[ERROR\] .*[a-z]' | grep -v -i -E 're-run|help 1|for more information' | head -n 2 | cut -c1-400 >&2 || true
 	die "Maven could not resolve the $name jars (full log: $log): check that Maven Central is reachable (or your ~/.m2/settings.xml mirror), then run 'scripts/services.sh up' again"
 }
 
@@ -361,7 +374,7 @@ start_kafka() {
 		exec "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
 			-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
 			>"$d/logs/format.log" 2>&1 </dev/null
-	) || { tail -n 20 "$d/logs/format.log" >&2; die "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
+	) || { tail -n 20 "$d/logs/format.log" >&2; abort_up "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
 	spawn "$d/logs/server.log" "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.Kafka "$d/conf/server.properties"
 	echo "$SPAWNED" >"$d/pid"
 }
@@ -402,10 +415,10 @@ port_of() { # port_of NAME -> client port
 	esac
 }
 
-ports_of() { # ports_of NAME -> every port the service binds
+ports_of() { # ports_of NAME -> PORT:VARIABLE for every port the service binds
 	case $1 in
-	kafka) echo "$KAFKA_PORT $KAFKA_CONTROLLER_PORT" ;;
-	cassandra) echo "$CASSANDRA_PORT $CASSANDRA_STORAGE_PORT" ;;
+	kafka) echo "$KAFKA_PORT:SQUALL_KAFKA_PORT $KAFKA_CONTROLLER_PORT:SQUALL_KAFKA_CONTROLLER_PORT" ;;
+	cassandra) echo "$CASSANDRA_PORT:SQUALL_CASSANDRA_PORT $CASSANDRA_STORAGE_PORT:SQUALL_CASSANDRA_STORAGE_PORT" ;;
 	esac
 }
 
@@ -416,51 +429,77 @@ log_of() {
 	esac
 }
 
-# fail_start NAME REASON: show the log's tail, stop everything, exit 1.
+# abort_up REASON: stop what this invocation started, then exit 1.
+STARTED=()
+declare -A STARTED_AT=()
+abort_up() {
+	((${#STARTED[@]} == 0)) || stop "${STARTED[@]}" 2>/dev/null
+	die "$1"
+}
+
+# fail_start NAME REASON: show the tail of the service's log, then abort_up.
 fail_start() {
-	local name=$1 log
-	log=$(log_of "$name")
+	local log
+	log=$(log_of "$1")
 	printf -- '---- last lines of %s\n' "$log" >&2
 	tail -n 25 "$log" >&2 || true
 	printf -- '----\n' >&2
-	for s in "${SERVICES[@]}"; do stop "$s" 2>/dev/null; done
-	die "$2"
+	abort_up "$2"
 }
 
-# wait_ready NAME: poll the probe until it succeeds, the process dies, or the timeout passes.
+# now_ms: wall-clock milliseconds.
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo $((t / 1000))
+}
+
+# wait_ready NAME...: poll each service's probe until it answers; fail when a
+# process dies or the timeout passes.
 wait_ready() {
-	local name=$1 addr pid t0=$SECONDS status
-	addr=127.0.0.1:$(port_of "$name")
-	pid=$(<"$DIR/$name/pid")
-	: >"$DIR/$name/probe.log"
-	while :; do
-		if ! alive "$pid"; then
-			status=unknown
-			wait "$pid" 2>/dev/null && status=0 || status=$?
-			fail_start "$name" "$name exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name"))"
-		fi
-		if probe "$name" "$addr"; then
-			say "$name ready on $addr after $((SECONDS - t0))s of waiting (pid $pid)"
-			return 0
-		fi
-		if ((SECONDS - t0 >= TIMEOUT)); then
-			tail -n 3 "$DIR/$name/probe.log" >&2 || true
-			fail_start "$name" "$name did not answer on $addr within ${TIMEOUT}s (raise SQUALL_SERVICES_TIMEOUT if the machine is slow; full log: $(log_of "$name"))"
-		fi
-		sleep 1
+	local pending=("$@") left name addr pid status t0 now
+	t0=$(now_ms)
+	for name in "${pending[@]}"; do : >"$DIR/$name/probe.log"; done
+	while ((${#pending[@]} > 0)); do
+		left=()
+		for name in "${pending[@]}"; do
+			addr=127.0.0.1:$(recorded_port "$name")
+			pid=$(<"$DIR/$name/pid")
+			if ! alive "$pid"; then
+				status=unknown
+				wait "$pid" 2>/dev/null && status=0 || status=$?
+				fail_start "$name" "$name exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name"))"
+			fi
+			if probe "$name" "$addr"; then
+				now=$(now_ms)
+				if [[ -n ${STARTED_AT[$name]:-} ]]; then
+					say "$name ready on $addr, $(((now - STARTED_AT[$name]) / 1000)).$((((now - STARTED_AT[$name]) % 1000) / 100))s after its start (pid $pid)"
+				else
+					say "$name already running and ready on $addr (pid $pid)"
+				fi
+				continue
+			fi
+			if (($(now_ms) - t0 >= TIMEOUT * 1000)); then
+				tail -n 3 "$DIR/$name/probe.log" >&2 || true
+				fail_start "$name" "$name did not answer on $addr within ${TIMEOUT}s (raise SQUALL_SERVICES_TIMEOUT if the machine is slow; full log: $(log_of "$name"))"
+			fi
+			left+=("$name")
+		done
+		pending=("${left[@]}")
+		((${#pending[@]} == 0)) || sleep 0.5
 	done
 }
 
 cmd_up() {
 	local name port pid t0=$SECONDS to_start=()
+	trap 'trap - INT TERM; abort_up "interrupted; stopped what this run had started"' INT TERM
 	for name in "${SERVICES[@]}"; do
 		pid=$(pid_of "$name")
 		if [[ -n $pid ]]; then
 			continue
 		fi
 		for port in $(ports_of "$name"); do
-			if port_in_use "$port"; then
-				die "port 127.0.0.1:$port (for $name) is already in use by another process: stop that process, or pick free ports with SQUALL_KAFKA_PORT / SQUALL_KAFKA_CONTROLLER_PORT / SQUALL_CASSANDRA_PORT / SQUALL_CASSANDRA_STORAGE_PORT"
+			if port_in_use "${port%%:*}"; then
+				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, or set ${port#*:} to a free port"
 			fi
 		done
 		to_start+=("$name")
@@ -473,26 +512,21 @@ cmd_up() {
 			rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
 			mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
 			"write_${name}_config"
+			STARTED+=("$name")
+			STARTED_AT[$name]=$(now_ms)
+			port_of "$name" >"$DIR/$name/port"
 			"start_${name}"
 			say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
 		done
 	fi
 	build_probe # also while the JVMs boot
-	for name in "${SERVICES[@]}"; do
-		wait_ready "$name"
-	done
-	{
-		echo "kafka=$KAFKA_PORT"
-		echo "cassandra=$CASSANDRA_PORT"
-	} >"$DIR/ports"
+	wait_ready "${SERVICES[@]}"
 	say "up in $((SECONDS - t0))s"
 	cmd_env
 }
 
 cmd_down() {
-	local name
-	for name in "${SERVICES[@]}"; do stop "$name"; done
-	rm -f "$DIR/ports"
+	stop "${SERVICES[@]}"
 }
 
 cmd_status() {
@@ -509,11 +543,13 @@ cmd_status() {
 	return $rc
 }
 
-# recorded_port NAME: the port the running service was started with.
+# recorded_port NAME: the client port the service was last started with.
 recorded_port() {
-	local p=""
-	[[ -f $DIR/ports ]] && p=$(sed -n "s/^$1=//p" "$DIR/ports")
-	echo "${p:-$(port_of "$1")}"
+	if [[ -s $DIR/$1/port ]]; then
+		cat "$DIR/$1/port"
+	else
+		port_of "$1"
+	fi
 }
 
 cmd_env() {
