@@ -35,9 +35,8 @@ lint:
 ##       (stop them with `make services-down`).
 INTEGRATION_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=.services --exclude-dir=.git \
 	-e '"github.com/squallstream/squall/internal/testenv"' . | xargs -r -n1 dirname | sort -u)
-test-integration: services-up
-	@set -a && eval "$$(scripts/services.sh env)" && set +a && \
-	$(GO) test -race -count=1 $(or $(INTEGRATION_PKGS),$(error no test imports internal/testenv))
+test-integration:
+	scripts/with-services.sh --keep $(GO) test -race -count=1 $(or $(INTEGRATION_PKGS),$(error no test imports internal/testenv))
 
 ## services-up / services-down / services-status / services-env: real Kafka
 ##       and Cassandra on 127.0.0.1 (scripts/services.sh; see docs/testing.md).

@@ -320,7 +320,7 @@ cassandra_jpms_flags() {
 		java.management.rmi/com.sun.jmx.remote.internal.rmi java.rmi/sun.rmi.registry \
 		java.rmi/sun.rmi.server java.sql/java.sql java.base/java.lang.ref \
 		jdk.unsupported/sun.misc java.management/com.sun.jmx.remote.security; do
-		printf -- '--add-exports %s=ALL-UNNAMED\n' "$m"
+		printf -- '--add-exports=%s=ALL-UNNAMED\n' "$m"
 	done
 	for m in \
 		java.base/java.lang.module java.base/jdk.internal.loader java.base/jdk.internal.ref \
@@ -328,7 +328,7 @@ cassandra_jpms_flags() {
 		java.base/jdk.internal.util.jar jdk.management/com.sun.management.internal \
 		java.base/sun.nio.ch java.base/java.io java.base/java.lang.reflect java.base/java.lang \
 		java.base/java.util java.base/java.nio; do
-		printf -- '--add-opens %s=ALL-UNNAMED\n' "$m"
+		printf -- '--add-opens=%s=ALL-UNNAMED\n' "$m"
 	done
 }
 
@@ -339,7 +339,7 @@ cassandra_jpms_flags() {
 # jobserver, a caller's flock, a CI log pipe).
 close_fds() {
 	local p fd
-	for p in /proc/$BASHPID/fd/*; do
+	for p in "/proc/$BASHPID/fd"/*; do
 		fd=${p##*/}
 		if ((fd > 2)); then
 			eval "exec $fd>&-" 2>/dev/null || true
@@ -380,7 +380,8 @@ start_kafka() {
 }
 
 start_cassandra() {
-	local d=$DIR/cassandra opts pre=()
+	local d=$DIR/cassandra opts pre=() jpms
+	mapfile -t jpms < <(cassandra_jpms_flags)
 	# Cassandra calls mlockall() at start-up. As root that succeeds and pins
 	# (and first faults in) the whole heap: slow and large for a test node.
 	# Without CAP_IPC_LOCK the call fails against RLIMIT_MEMLOCK and
@@ -394,7 +395,7 @@ start_cassandra() {
 		-ea -da:net.openhft... -Djava.net.preferIPv4Stack=true
 		-Dio.netty.tryReflectionSetAccessible=true -Dio.netty.allocator.useCacheForAllThreads=true
 		-Dio.netty.allocator.maxOrder=11
-		$(cassandra_jpms_flags)
+		"${jpms[@]}"
 		-javaagent:"$(echo "$DIR"/lib/cassandra/jamm-*.jar)"
 		-Djava.io.tmpdir="$d/tmp" -Djna.tmpdir="$d/tmp"
 		-Dcassandra.config="file://$d/conf/cassandra.yaml"

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# with-services.sh CMD [ARG...]: run CMD with the real Kafka and Cassandra of
-# scripts/services.sh up and SQUALL_KAFKA_BROKERS / SQUALL_CASSANDRA_HOSTS
-# set. Services that were not running before are stopped afterwards, whether
-# CMD passed, failed or was interrupted; the exit status is CMD's.
+# with-services.sh [--keep] CMD [ARG...]: run CMD with the real Kafka and
+# Cassandra of scripts/services.sh up and SQUALL_KAFKA_BROKERS /
+# SQUALL_CASSANDRA_HOSTS set. Services that were not running before are
+# stopped afterwards, whether CMD passed, failed or was interrupted, unless
+# --keep is given; the exit status is CMD's.
 #
 # Runs that share a services directory take turns (a lock file in it), so
 # one run's clean-up never stops the services under another run's tests.
 set -euo pipefail
 
+keep=no
+if [[ ${1:-} == --keep ]]; then
+	keep=yes
+	shift
+fi
 if (($# == 0)); then
-	echo "usage: scripts/with-services.sh CMD [ARG...]" >&2
+	echo "usage: scripts/with-services.sh [--keep] CMD [ARG...]" >&2
 	exit 2
 fi
 
@@ -25,8 +31,11 @@ if ! flock -n 8; then
 fi
 
 started=no
-"$SERVICES" status >/dev/null 2>&1 8>&- || started=yes
+if [[ $keep == no ]]; then
+	"$SERVICES" status >/dev/null 2>&1 8>&- || started=yes
+fi
 
+# shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
 	if [[ $started == yes ]]; then
 		"$SERVICES" down 8>&- || echo "with-services: stopping the services failed; run 'scripts/services.sh down'" >&2
