@@ -183,8 +183,10 @@ resolve() {
 	t0=$SECONDS
 	rm -rf "$lib.tmp"
 	: >"$log"
+	local flags=(-B -q)
 	for attempt in 1 2 3; do
-		if mvn -B -q -f "$pom" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
+		if mvn "${flags[@]}" -f "$pom" \
+			org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
 			-DoutputDirectory="$lib.tmp" >>"$log" 2>&1; then
 			rm -rf "$lib"
 			mv "$lib.tmp" "$lib"
@@ -193,6 +195,9 @@ resolve() {
 			return 0
 		fi
 		say "Maven resolution of $name failed (attempt $attempt of 3)"
+		# Maven caches a failed download in ~/.m2 and would not try that
+		# artifact again for a day; -U makes the retries really retry.
+		flags=(-B -q -U)
 		((attempt == 3)) || sleep $((attempt * 5))
 	done
 	sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\[ERROR\] .*[a-z]' | grep -v -i -E 're-run|help 1|for more information' | head -n 2 | cut -c1-400 >&2 || true
@@ -365,7 +370,7 @@ spawn() {
 
 start_kafka() {
 	local d=$DIR/kafka opts
-	opts=(-Xms128m "-Xmx$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+	opts=(-Xms128m "-Xmx$KAFKA_HEAP" -XX:+ExitOnOutOfMemoryError -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 		-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
 		-Djava.io.tmpdir="$d/tmp" -Dkafka.logs.dir="$d/logs"
 		-Dlog4j2.configurationFile="$d/conf/log4j2.properties")
@@ -389,7 +394,7 @@ start_cassandra() {
 	if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
 		pre=(setpriv --bounding-set -ipc_lock --inh-caps -ipc_lock)
 	fi
-	opts=(-Xms256m "-Xmx$CASSANDRA_HEAP" -Xss256k -XX:+UseG1GC
+	opts=(-Xms256m "-Xmx$CASSANDRA_HEAP" -Xss256k -XX:+ExitOnOutOfMemoryError -XX:+UseG1GC
 		-XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:+PerfDisableSharedMem
 		-XX:+UseThreadPriorities -XX:+UseTLAB -XX:+ResizeTLAB
 		-ea -da:net.openhft... -Djava.net.preferIPv4Stack=true
