@@ -105,14 +105,26 @@ func (s *spoutExecutor) emitRound() bool {
 		}
 	}
 	for _, t := range s.tasks {
-		if s.max > 0 && len(t.pending) >= s.max {
-			continue
-		}
 		s.current = t.id
-		t.spout.NextTuple()
+		// Call NextTuple repeatedly while it emits, so a busy spout pays
+		// the round's overhead (draining acks, checking activation and
+		// stop) once per several tuples.
+		for range callsPerRound {
+			if s.max > 0 && len(t.pending) >= s.max {
+				break
+			}
+			n := s.counts.emitted
+			t.spout.NextTuple()
+			if s.counts.emitted == n {
+				break
+			}
+		}
 	}
 	return s.counts.emitted != before
 }
+
+// callsPerRound bounds the NextTuple calls per task in one round.
+const callsPerRound = 16
 
 func (s *spoutExecutor) drainInput() {
 	for len(s.stash) > 0 {
