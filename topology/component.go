@@ -22,7 +22,8 @@ type Spout interface {
 
 // Activator is implemented by spouts that want to know when they are
 // activated and deactivated. Deactivated spouts receive no NextTuple calls
-// but still receive Ack and Fail.
+// but still receive Ack and Fail. An active spout is deactivated before it
+// is closed.
 type Activator interface {
 	Activate()
 	Deactivate()

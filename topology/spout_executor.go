@@ -207,6 +207,9 @@ func (s *spoutExecutor) cleanup() {
 	s.flushQuietly()
 	for _, t := range s.tasks[:s.opened] {
 		s.current = t.id
+		if s.active && t.activator != nil {
+			_ = callQuietly(func() error { t.activator.Deactivate(); return nil })
+		}
 		if err := callQuietly(t.spout.Close); err != nil {
 			s.w.log.Warn("closing spout", "component", s.plan.comp.id, "task", t.id, "err", err)
 		}
