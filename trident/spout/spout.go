@@ -1,0 +1,74 @@
+package spout
+
+import (
+	"context"
+
+	"github.com/squallstream/squall/state"
+)
+
+// Batcher is a non-transactional batch spout (Storm's IBatchSpout): it
+// emits whatever it has for a batch and hears when the batch committed. A
+// replay of a txid should emit the same tuples if the spout can, but
+// nothing enforces it, so state fed by a Batcher is at-least-once unless
+// the spout keeps its batches until they are acknowledged.
+//
+// A Batcher may also implement io.Closer.
+type Batcher interface {
+	// EmitBatch emits the batch of attempt a to c.
+	EmitBatch(ctx context.Context, a Attempt, c Collector) error
+	// Ack is called once the batch txid committed. Later batches may
+	// already have been emitted.
+	Ack(ctx context.Context, txid state.TxID) error
+}
+
+// Lister lists the partitions of a partitioned source (the coordinator
+// half of Storm's partitioned spouts, getPartitionsForBatch). The result
+// need not be sorted; partitions may appear and disappear between calls.
+//
+// A Lister may also implement Readier and io.Closer.
+type Lister interface {
+	Partitions(ctx context.Context) ([]Partition, error)
+}
+
+// ListerFunc adapts a function to a Lister.
+type ListerFunc func(ctx context.Context) ([]Partition, error)
+
+// Partitions calls f.
+func (f ListerFunc) Partitions(ctx context.Context) ([]Partition, error) { return f(ctx) }
+
+// Readier is implemented by a Lister that can say whether a new batch
+// should start now (Storm's isReady), for example to wait for data.
+type Readier interface {
+	Ready(ctx context.Context, txid state.TxID) bool
+}
+
+// Emitter emits the batches of one task's partitions; metadata of type M
+// records what a batch of one partition holds (for Kafka: its offset
+// range). It is used by both partitioned flavours:
+//
+//   - Emit emits a new batch that continues where the batch described by
+//     prev ended (prev is nil for a partition's first batch), and returns
+//     the new batch's metadata. An empty batch returns metadata that keeps
+//     the position, so that the next batch picks up new records.
+//   - Reemit emits exactly the batch described by meta again: the same
+//     tuples in the same order, whatever the source received since. If
+//     that is no longer possible (the records were deleted by retention or
+//     compaction), it returns an error matching ErrUnavailable.
+//
+// A transactional spout calls Reemit for every replay; an opaque spout
+// calls it only to replay a batch frozen at the start of its commit phase.
+// The two are called for one partition at a time, from one goroutine.
+//
+// An Emitter may also implement Refresher and io.Closer.
+type Emitter[M any] interface {
+	Emit(ctx context.Context, a Attempt, p Partition, prev *M, c Collector) (M, error)
+	Reemit(ctx context.Context, a Attempt, p Partition, meta M, c Collector) error
+}
+
+// Refresher is implemented by an Emitter that wants to know when its
+// task's partitions change (Storm's refreshPartitions), for example to
+// open and close readers. Refresh is called before the first batch and
+// before every batch whose partitions differ from the previous one's.
+type Refresher interface {
+	Refresh(ctx context.Context, owned []Partition) error
+}
