@@ -2,6 +2,7 @@ package spout
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
@@ -41,36 +42,28 @@ func (s *metaStore[M]) get(ctx context.Context, p Partition, txid state.TxID) (m
 	return m, true, false, nil
 }
 
-// before returns the metadata of p's last batch before txid, skipping
-// markers, and whether there is one.
-func (s *metaStore[M]) before(ctx context.Context, p Partition, txid state.TxID) (m M, ok bool, err error) {
+// before returns the metadata of p's last batch below txid below,
+// skipping markers, its txid, and whether there is one. Errors name the
+// batch txid.
+func (s *metaStore[M]) before(ctx context.Context, p Partition, txid, below state.TxID) (m M, at state.TxID, ok bool, err error) {
 	k := s.key(p)
 	for {
-		e, found, err := s.store.PrevMeta(ctx, k, txid)
+		e, found, err := s.store.PrevMeta(ctx, k, below)
 		if err != nil {
-			return m, false, s.fail(p, txid, "load", err)
+			return m, 0, false, s.fail(p, txid, "load", err)
 		}
 		if !found {
-			return m, false, nil
+			return m, 0, false, nil
 		}
 		if !isMarker(e.Value) {
 			m, err = decodeMeta(s.codec, e.Value)
 			if err != nil {
-				return m, false, s.fail(p, e.TxID, "load", err)
+				return m, 0, false, s.fail(p, txid, fmt.Sprintf("load txid %d", e.TxID), err)
 			}
-			return m, true, nil
+			return m, e.TxID, true, nil
 		}
-		txid = e.TxID
+		below = e.TxID
 	}
-}
-
-// last returns the txid of p's last entry, if any.
-func (s *metaStore[M]) last(ctx context.Context, p Partition) (state.TxID, bool, error) {
-	e, ok, err := s.store.PrevMeta(ctx, s.key(p), coordstore.MaxTxID)
-	if err != nil {
-		return 0, false, s.fail(p, 0, "load", err)
-	}
-	return e.TxID, ok, nil
 }
 
 // put stores p's batch in txid, or a marker if skipped.

@@ -83,7 +83,7 @@ func (x *OpaqueExecutor[M]) emitPartition(ctx context.Context, b Batch, p Partit
 	if inMemory {
 		prevp = &prev
 	} else {
-		m, ok, err := x.meta.before(ctx, p, a.TxID)
+		m, _, ok, err := x.meta.before(ctx, p, a.TxID, a.TxID)
 		if err != nil {
 			return result[M]{}, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/coordstore"
 )
 
 // TransactionalExecutor is one task's executor of a transactional
@@ -74,27 +75,25 @@ func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt,
 		return result[M]{meta: m, stored: true, frozen: true}, nil
 	}
 
-	skip := false
-	if _, _, certain := x.tr.prev(p, txid); !certain {
-		skip = true
-	} else if last, ok, err := x.meta.last(ctx, p); err != nil {
-		return result[M]{}, err
-	} else if ok && last > txid {
-		// A later batch of p was stored while this txid's was not (its
-		// store failed and the later one went ahead): the later batch
-		// starts where this one would, so this txid has nothing for p.
-		skip = true
+	// The partition's last batch. If a batch of p is stored for a later
+	// txid (this txid's store failed and the later one went ahead from
+	// the same start), this txid has nothing for p, as in Storm.
+	_, _, certain := x.tr.prev(p, txid)
+	var (
+		prev M
+		last state.TxID
+		ok   bool
+	)
+	if certain {
+		if prev, last, ok, err = x.meta.before(ctx, p, txid, coordstore.MaxTxID); err != nil {
+			return result[M]{}, err
+		}
 	}
-	if skip {
+	if !certain || (ok && last > txid) {
 		if err := x.meta.put(ctx, p, txid, m, true); err != nil {
 			return result[M]{}, err
 		}
 		return result[M]{skipped: true, stored: true}, nil
-	}
-
-	prev, ok, err := x.meta.before(ctx, p, txid)
-	if err != nil {
-		return result[M]{}, err
 	}
 	var prevp *M
 	if ok {
