@@ -107,14 +107,16 @@ type OutputCollector struct {
 
 // Emit emits v on the default stream, anchored to the given tuples: the new
 // tuple joins every tree its anchors belong to. With no anchors it is not
-// tracked.
-func (c *OutputCollector) Emit(v Values, anchors ...*Tuple) {
-	c.emit(DefaultStream, NoTask, v, anchors)
+// tracked. It returns the tasks the tuple was sent to, in a slice that is
+// valid until the executor's next emit.
+func (c *OutputCollector) Emit(v Values, anchors ...*Tuple) []TaskID {
+	return c.emit(DefaultStream, NoTask, v, anchors)
 }
 
-// EmitStream emits v on the named stream, anchored to the given tuples.
-func (c *OutputCollector) EmitStream(stream string, v Values, anchors ...*Tuple) {
-	c.emit(stream, NoTask, v, anchors)
+// EmitStream emits v on the named stream, anchored to the given tuples, and
+// returns the tasks it was sent to like Emit.
+func (c *OutputCollector) EmitStream(stream string, v Values, anchors ...*Tuple) []TaskID {
+	return c.emit(stream, NoTask, v, anchors)
 }
 
 // EmitDirect emits v on a direct stream to one task, anchored to the given
@@ -123,10 +125,10 @@ func (c *OutputCollector) EmitDirect(task TaskID, stream string, v Values, ancho
 	if task == NoTask {
 		task = -2
 	}
-	c.emit(stream, task, v, anchors)
+	_ = c.emit(stream, task, v, anchors)
 }
 
-func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors []*Tuple) {
+func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors []*Tuple) []TaskID {
 	e := c.e
 	r := e.lookupRoute(stream, v, direct != NoTask)
 	targets := e.targets(r, c.task, v, direct)
@@ -147,6 +149,7 @@ func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors [
 		e.out.tuple(dst, tu)
 	}
 	e.counts.emitted++
+	return targets
 }
 
 // errAckedTwice is reported when a tuple is acked or failed more than once.
@@ -209,11 +212,15 @@ type BasicCollector struct {
 	input *Tuple
 }
 
-// Emit emits v on the default stream, anchored to the input.
-func (c *BasicCollector) Emit(v Values) { c.out.Emit(v, c.input) }
+// Emit emits v on the default stream, anchored to the input, and returns
+// the tasks it was sent to like OutputCollector.Emit.
+func (c *BasicCollector) Emit(v Values) []TaskID { return c.out.Emit(v, c.input) }
 
-// EmitStream emits v on the named stream, anchored to the input.
-func (c *BasicCollector) EmitStream(stream string, v Values) { c.out.EmitStream(stream, v, c.input) }
+// EmitStream emits v on the named stream, anchored to the input, and
+// returns the tasks it was sent to.
+func (c *BasicCollector) EmitStream(stream string, v Values) []TaskID {
+	return c.out.EmitStream(stream, v, c.input)
+}
 
 // EmitDirect emits v on a direct stream to one task, anchored to the input.
 func (c *BasicCollector) EmitDirect(task TaskID, stream string, v Values) {

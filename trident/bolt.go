@@ -1,0 +1,319 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+// groupBolt is one task of a group: it runs the group's operations for
+// every batch, counts what it sends downstream, and tracks each batch until
+// every upstream task has reported how many tuples it sent.
+type groupBolt struct {
+	g     *group
+	store coordstore.Store
+	ctx   context.Context
+	out   *topology.OutputCollector
+	task  topology.TaskID
+
+	expectedReports int               // coordination tuples per batch
+	downstream      []topology.TaskID // tasks that get our coordination tuples
+	batches         map[state.TxID]*batch
+	persist         map[*node]persistTask
+	executor        spout.Executor // source groups only
+}
+
+// batch is the bolt's record of one attempt at a batch.
+type batch struct {
+	attempt  Attempt
+	received int // data tuples received
+	expected int // data tuples upstream tasks say they sent
+	reports  int // coordination tuples received
+	held     *topology.Tuple
+	commit   *topology.Tuple
+	done     bool // processing finished (committers: waiting for commit)
+	failed   error
+	sent     map[topology.TaskID]int
+	accs     map[*node]batchAcc
+}
+
+// Attempt is one attempt at a batch: its txid and attempt number.
+type Attempt = spout.Attempt
+
+func newGroupBolt(g *group, store coordstore.Store) func() topology.Bolt {
+	return func() topology.Bolt { return &groupBolt{g: g, store: store} }
+}
+
+func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {
+	b.ctx, b.out, b.task = ctx, out, info.Task
+	b.batches = map[state.TxID]*batch{}
+	b.persist = map[*node]persistTask{}
+	for _, up := range b.g.upstream {
+		b.expectedReports += len(info.Tasks(up.name))
+	}
+	for _, down := range b.g.downstream {
+		b.downstream = append(b.downstream, info.Tasks(down.name)...)
+	}
+	for _, n := range b.g.nodes {
+		if n.kind == kindPersist {
+			p, err := n.persist.open(ctx, info.Index, info.NumTasks)
+			if err != nil {
+				return fmt.Errorf("opening state: %w", err)
+			}
+			b.persist[n] = p
+		}
+	}
+	if b.g.isSource() {
+		src := b.g.entry.source
+		x, err := src.executor(b.store, src.id, info.Index, info.NumTasks)
+		if err != nil {
+			return fmt.Errorf("stream %q: %w", src.id, err)
+		}
+		b.executor = x
+	}
+	return nil
+}
+
+func (b *groupBolt) Execute(t *topology.Tuple) {
+	switch t.SourceStream() {
+	case streamBatch:
+		b.emitBatch(t)
+	case streamFreeze:
+		a := t.Value(0).(Attempt)
+		b.settle(t, b.executor.BeginCommit(b.ctx, a))
+	case streamSuccess:
+		b.success(t.Value(0).(Attempt).TxID)
+		b.out.Ack(t)
+	case streamCommit:
+		b.commitBatch(t)
+	case streamCoord:
+		b.coordinate(t)
+	default:
+		b.data(t)
+	}
+}
+
+// settle acks t, or fails it if err is retryable; a fatal err stops the
+// worker.
+func (b *groupBolt) settle(t *topology.Tuple, err error) {
+	if err == nil {
+		b.out.Ack(t)
+		return
+	}
+	b.fatalUnlessRetryable(err)
+	if failure.IsReported(err) {
+		b.out.ReportError(err)
+	}
+	b.out.Fail(t)
+}
+
+func (b *groupBolt) fatalUnlessRetryable(err error) {
+	if !failure.IsRetryable(err) {
+		panic(fmt.Errorf("trident: %s task %d: %w", b.g.name, b.task, err))
+	}
+}
+
+// emitBatch has the source's executor emit this task's share of a batch,
+// then reports the counts downstream, anchored to the announcement.
+func (b *groupBolt) emitBatch(t *topology.Tuple) {
+	ann := t.Value(0).(announcement)
+	bt := b.track(ann.attempt)
+	if bt == nil {
+		b.out.Ack(t)
+		return
+	}
+	c := &sourceCollector{b: b, bt: bt}
+	err := b.executor.EmitBatch(b.ctx, ann.batches[b.g.sourceIndex], c)
+	if err == nil {
+		err = c.err
+	}
+	if err == nil {
+		err = b.finish(bt, t)
+	}
+	delete(b.batches, bt.attempt.TxID)
+	b.settle(t, err)
+}
+
+type sourceCollector struct {
+	b   *groupBolt
+	bt  *batch
+	err error
+}
+
+func (c *sourceCollector) Emit(values []any) {
+	if c.err == nil {
+		c.err = c.b.emitFrom(c.b.g.entry, c.bt, values)
+	}
+}
+
+func (c *sourceCollector) ReportError(err error) { c.b.out.ReportError(err) }
+
+// track returns the record of attempt a, replacing the record of an older
+// attempt at the same txid; it returns nil for an attempt older than the
+// one tracked (whose batch already failed).
+func (b *groupBolt) track(a Attempt) *batch {
+	bt := b.batches[a.TxID]
+	switch {
+	case bt != nil && bt.attempt.N == a.N:
+		return bt
+	case bt != nil && bt.attempt.N > a.N:
+		return nil
+	case bt != nil:
+		b.abandon(bt)
+	}
+	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}}
+	b.batches[a.TxID] = bt
+	return bt
+}
+
+// abandon drops a batch record, failing the tuples it holds.
+func (b *groupBolt) abandon(bt *batch) {
+	if bt.held != nil {
+		b.out.Fail(bt.held)
+	}
+	if bt.commit != nil {
+		b.out.Fail(bt.commit)
+	}
+	delete(b.batches, bt.attempt.TxID)
+}
+
+// data runs the group's operations on one tuple of a batch.
+func (b *groupBolt) data(t *topology.Tuple) {
+	defer b.out.Ack(t)
+	vals := t.Values()
+	bt := b.track(vals[0].(Attempt))
+	if bt == nil || bt.failed != nil {
+		return
+	}
+	bt.received++
+	if err := b.emitFrom(b.g.entry, bt, vals[1:]); err != nil {
+		b.failBatch(bt, err)
+	}
+}
+
+// coordinate counts one upstream task's report for a batch. A committer
+// acks reports at once (the processing phase ends when it has everything);
+// any other group holds the first one until it has finished the batch, so
+// that the batch's tree stays open until then.
+func (b *groupBolt) coordinate(t *topology.Tuple) {
+	bt := b.track(t.Value(0).(Attempt))
+	if bt == nil {
+		b.out.Ack(t)
+		return
+	}
+	bt.reports++
+	bt.expected += t.Value(1).(int)
+	if bt.held == nil && !b.g.committer {
+		bt.held = t
+	} else {
+		b.out.Ack(t)
+	}
+	b.checkFinish(bt)
+}
+
+// commitBatch starts the commit of a processed batch.
+func (b *groupBolt) commitBatch(t *topology.Tuple) {
+	a := t.Value(0).(Attempt)
+	bt := b.batches[a.TxID]
+	if bt == nil || bt.attempt.N != a.N {
+		b.out.ReportError(fmt.Errorf("trident: %s task %d: commit for %v, which this task did not process", b.g.name, b.task, a))
+		b.out.Fail(t)
+		return
+	}
+	bt.commit = t
+	b.checkFinish(bt)
+}
+
+func (b *groupBolt) checkFinish(bt *batch) {
+	if bt.failed != nil {
+		b.abandon(bt)
+		return
+	}
+	if bt.reports < b.expectedReports {
+		return
+	}
+	if bt.received != bt.expected {
+		err := failure.Reported(fmt.Errorf("%w: %s task %d, batch %v: upstream sent %d tuples, %d arrived",
+			ErrCountMismatch, b.g.name, b.task, bt.attempt, bt.expected, bt.received))
+		b.failBatch(bt, err)
+		return
+	}
+	if b.g.committer && bt.commit == nil {
+		bt.done = true
+		return
+	}
+	anchor := bt.held
+	if b.g.committer {
+		anchor = bt.commit
+	}
+	if err := b.finish(bt, anchor); err != nil {
+		b.failBatch(bt, err)
+		return
+	}
+	delete(b.batches, bt.attempt.TxID)
+	b.out.Ack(anchor)
+}
+
+// ErrCountMismatch is reported when a batch's tuples did not all arrive.
+var ErrCountMismatch = errors.New("trident: tuple count mismatch")
+
+// failBatch fails a batch attempt: its held tuples fail, so its tree fails
+// and the coordinator replays it. A fatal err stops the worker.
+func (b *groupBolt) failBatch(bt *batch, err error) {
+	b.fatalUnlessRetryable(err)
+	if failure.IsReported(err) {
+		b.out.ReportError(err)
+	}
+	bt.failed = err
+	b.abandon(bt)
+}
+
+// finish ends a batch: committers write it to state, then every
+// downstream task is told how many tuples it was sent, anchored to anchor.
+func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
+	for _, n := range b.g.nodes {
+		if n.kind != kindPersist {
+			continue
+		}
+		acc := bt.accs[n]
+		if acc == nil {
+			continue
+		}
+		emit := func(values []any) error { return b.emitFrom(n, bt, values) }
+		if err := b.persist[n].commit(b.ctx, bt.attempt.TxID, acc, emit); err != nil {
+			return fmt.Errorf("%s: committing batch %v: %w", b.g.name, bt.attempt, err)
+		}
+	}
+	for _, task := range b.downstream {
+		b.out.EmitDirect(task, streamCoord, topology.Values{bt.attempt, bt.sent[task]}, anchor)
+	}
+	return nil
+}
+
+// success forgets batches up to txid.
+func (b *groupBolt) success(txid state.TxID) {
+	for t, bt := range b.batches {
+		if t <= txid {
+			b.abandon(bt)
+		}
+	}
+	if b.executor != nil {
+		if err := b.executor.Success(b.ctx, txid); err != nil {
+			b.fatalUnlessRetryable(err)
+			b.out.ReportError(err)
+		}
+	}
+}
+
+func (b *groupBolt) Cleanup() error {
+	if b.executor != nil {
+		return b.executor.Close()
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package trident
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fixedBatchSpout emits a fixed list of sentences in batches of size n,
+// replaying the same batch for a txid until it is acknowledged, like
+// Storm's FixedBatchSpout. After the list it emits empty batches.
+type fixedBatchSpout struct {
+	mu        sync.Mutex
+	sentences []string
+	n         int
+	next      int
+	batches   map[state.TxID][]string
+	emitted   int
+}
+
+func newFixed(n int, sentences ...string) *fixedBatchSpout {
+	return &fixedBatchSpout{sentences: sentences, n: n, batches: map[state.TxID][]string{}}
+}
+
+func (s *fixedBatchSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.batches[a.TxID]
+	if !ok {
+		end := min(s.next+s.n, len(s.sentences))
+		b = s.sentences[s.next:end]
+		s.next = end
+		s.batches[a.TxID] = b
+	}
+	for _, line := range b {
+		c.Emit([]any{line})
+		s.emitted++
+	}
+	return nil
+}
+
+func (s *fixedBatchSpout) Ack(_ context.Context, txid state.TxID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.batches, txid)
+	return nil
+}
+
+// exhausted reports whether every sentence was handed out.
+func (s *fixedBatchSpout) exhausted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next == len(s.sentences)
+}
+
+// split emits every word of the "sentence" field.
+var split = FunctionFunc(func(_ context.Context, t Tuple, out Collector) error {
+	for _, w := range strings.Fields(t.String("sentence")) {
+		out.Emit(w)
+	}
+	return nil
+})
+
+// count is a CombinerAggregator counting tuples.
+type count struct{}
+
+func (count) Init(Tuple) (int64, error) { return 1, nil }
+func (count) Combine(a, b int64) int64  { return a + b }
+func (count) Zero() int64               { return 0 }
+
+// readCounts reads the counts of words from partition state.
+func readCounts(t *testing.T, f StateFactory[int64], partitions int, words ...string) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	for p := range partitions {
+		ms, err := f(context.Background(), p, partitions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := make([]state.Key, len(words))
+		for i, w := range words {
+			keys[i] = state.MustKey(w)
+		}
+		vals, err := ms.MultiGet(context.Background(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if v.Found {
+				got[words[i]] += v.Val
+			}
+		}
+	}
+	return got
+}
+
+// submit runs t on a new local cluster and registers its shutdown.
+func submit(t *testing.T, tt *Topology, cfg Config) *Running {
+	t.Helper()
+	c := topology.NewLocalCluster()
+	r, err := tt.Submit(c, cfg)
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = c.Shutdown(ctx)
+	})
+	return r
+}
+
+// waitFor waits (in virtual time) until cond holds, failing after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var errFlaky = errorString("injected retryable failure")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

@@ -1,0 +1,245 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/coord"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+// announcement is the value of a $batch tuple: the attempt and, for every
+// source, what its coordinator decided about the batch.
+type announcement struct {
+	attempt Attempt
+	batches []spout.Batch
+}
+
+// masterMsg is the message id of the master's tracked tuples.
+type masterMsg struct {
+	stream  string
+	attempt Attempt
+}
+
+// status is shared between the master and Running.
+type status struct {
+	committed atomic.Uint64
+	halted    atomic.Pointer[error]
+}
+
+// master is the master coordinator spout: the shell around the pure batch
+// coordinator. It executes the coordinator's actions in order — persist
+// its state, announce a batch, start a commit, announce a success — and
+// feeds it the outcome of the tuple trees it roots.
+//
+// A commit runs in two steps: a $freeze tree, in which every spout task
+// freezes the batch's metadata, then a $commit tree, in which committers
+// write state. So no state is written before a replay of the txid is
+// guaranteed to be identical.
+type master struct {
+	t       *Topology
+	cfg     Config
+	store   coordstore.Store
+	status  *status
+	ctx     context.Context
+	out     *topology.SpoutCollector
+	coord   *coord.Coordinator
+	sources []*spout.Coordinator
+	version coordstore.Version
+
+	pending  []coord.Action // actions handed by Ready, not yet all done
+	done     int            // how many of pending are done
+	lastTick time.Time
+	ready    bool
+}
+
+func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
+	m.ctx, m.out = ctx, out
+	rec, version, err := m.store.LoadCoordinator(ctx, m.t.name)
+	if err != nil {
+		return fmt.Errorf("loading the coordinator of %q: %w", m.t.name, err)
+	}
+	m.version = version
+	st := coord.State{Committed: rec.Committed}
+	for txid, n := range rec.Attempts {
+		st.Attempts = append(st.Attempts, coord.Attempt{TxID: txid, N: n})
+	}
+	c, err := coord.New(coord.Config{MaxBatchesInFlight: m.cfg.MaxBatchesInFlight, EmitInterval: 1,
+		MaxAttempts: m.cfg.MaxAttempts}, st)
+	if err != nil {
+		return err
+	}
+	m.coord = c
+	m.status.committed.Store(uint64(rec.Committed))
+	for _, n := range m.t.sources {
+		sc, err := n.source.coordinator(m.store, n.source.id)
+		if err != nil {
+			return fmt.Errorf("stream %q: %w", n.source.id, err)
+		}
+		m.sources = append(m.sources, sc)
+	}
+	m.ready = true
+	return nil
+}
+
+func (m *master) NextTuple() {
+	if m.status.halted.Load() != nil {
+		return
+	}
+	if now := time.Now(); now.Sub(m.lastTick) >= m.cfg.BatchEmitInterval {
+		m.lastTick = now
+		m.check(m.coord.Tick())
+	}
+	ready := true
+	next := m.coord.Committed() + 1
+	for _, s := range m.sources {
+		ready = ready && s.Ready(m.ctx, next)
+	}
+	if ready != m.ready {
+		m.ready = ready
+		m.coord.SetSpoutReady(ready)
+	}
+	m.run()
+}
+
+// run executes the coordinator's actions in order. An action whose store
+// call failed retryably is tried again on the next call.
+func (m *master) run() {
+	for m.status.halted.Load() == nil {
+		if m.pending == nil {
+			if !m.coord.HasReady() {
+				return
+			}
+			m.pending, m.done = m.coord.Ready(), 0
+		}
+		for m.done < len(m.pending) {
+			if !m.do(m.pending[m.done]) {
+				return
+			}
+			m.done++
+		}
+		m.pending = nil
+		m.coord.Advance()
+	}
+}
+
+// do executes one action; it reports false if it must be tried again.
+func (m *master) do(a coord.Action) bool {
+	switch a.Kind {
+	case coord.Persist:
+		return m.persist(a.State)
+	case coord.EmitBatch:
+		m.announce(a.Attempt)
+	case coord.Commit:
+		m.startCommit(a.Attempt)
+	case coord.Success:
+		m.succeed(a.Attempt)
+	}
+	return true
+}
+
+func (m *master) persist(st coord.State) bool {
+	rec := coordstore.Record{Committed: st.Committed, Attempts: map[state.TxID]uint32{}}
+	for _, a := range st.Attempts {
+		rec.Attempts[a.TxID] = a.N
+	}
+	v, err := m.store.SwapCoordinator(m.ctx, m.t.name, m.version, rec)
+	if err != nil {
+		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
+		return false
+	}
+	m.version = v
+	m.status.committed.Store(uint64(st.Committed))
+	return true
+}
+
+func (m *master) announce(a Attempt) {
+	ann := announcement{attempt: a}
+	for _, s := range m.sources {
+		b, err := s.Begin(m.ctx, a)
+		if err != nil {
+			m.retryOrCrash(err)
+			m.check(m.coord.Fail(a, coord.Processing, err))
+			return
+		}
+		ann.batches = append(ann.batches, b)
+	}
+	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
+}
+
+func (m *master) startCommit(a Attempt) {
+	for _, s := range m.sources {
+		if err := s.BeginCommit(m.ctx, a); err != nil {
+			m.retryOrCrash(err)
+			m.check(m.coord.Fail(a, coord.Committing, err))
+			return
+		}
+	}
+	m.out.EmitStream(streamFreeze, masterMsg{streamFreeze, a}, topology.Values{a})
+}
+
+func (m *master) succeed(a Attempt) {
+	for _, s := range m.sources {
+		if err := s.Success(m.ctx, a.TxID); err != nil {
+			m.retryOrCrash(err)
+			m.out.ReportError(err)
+		}
+	}
+	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
+}
+
+func (m *master) Ack(id any) {
+	msg := id.(masterMsg)
+	switch msg.stream {
+	case streamBatch:
+		m.coord.Ack(msg.attempt, coord.Processing)
+	case streamFreeze:
+		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
+	case streamCommit:
+		m.coord.Ack(msg.attempt, coord.Committing)
+	}
+	m.run()
+}
+
+func (m *master) Fail(id any) {
+	msg := id.(masterMsg)
+	phase := coord.Committing
+	if msg.stream == streamBatch {
+		phase = coord.Processing
+	}
+	m.check(m.coord.Fail(msg.attempt, phase, fmt.Errorf("%w: %s tree of %v", errBatchFailed, msg.stream, msg.attempt)))
+	m.run()
+}
+
+var errBatchFailed = errors.New("trident: batch failed")
+
+// check halts the topology when the coordinator has halted.
+func (m *master) check(err error) {
+	if err != nil && m.status.halted.Load() == nil {
+		m.status.halted.Store(&err)
+		m.out.ReportError(err)
+	}
+}
+
+// retryOrCrash reports a retryable error and panics on a fatal one.
+func (m *master) retryOrCrash(err error) {
+	if !failure.IsRetryable(err) {
+		panic(fmt.Errorf("trident: master coordinator: %w", err))
+	}
+	m.out.ReportError(err)
+}
+
+func (m *master) Close() error {
+	var errs []error
+	for _, s := range m.sources {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,177 @@
+package trident
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/opaque"
+)
+
+// StateFactory makes the map state of one partition (task) of a persistent
+// aggregation. It is called again when a worker restarts, so a factory of
+// in-memory state must keep the data outside the state it returns.
+type StateFactory[V any] func(ctx context.Context, partition, numPartitions int) (state.MapState[V], error)
+
+// OpaqueMemory returns a factory of opaque map state kept in memory, one
+// backing map per partition, that survives worker restarts (but not the
+// process).
+func OpaqueMemory[V any](name string) StateFactory[V] {
+	var mu sync.Mutex
+	maps := map[int]*state.Memory{}
+	return func(_ context.Context, partition, _ int) (state.MapState[V], error) {
+		mu.Lock()
+		defer mu.Unlock()
+		m := maps[partition]
+		if m == nil {
+			m = state.NewMemory(fmt.Sprintf("%s/%d", name, partition))
+			maps[partition] = m
+		}
+		return opaque.New[V](m, state.MapOptions[V]{Name: name}), nil
+	}
+}
+
+// State is the result of a persistent aggregation.
+type State struct {
+	t *Topology
+	n *node
+}
+
+// NewValuesStream is the stream of the aggregates a batch changed: the
+// group fields followed by the new value, emitted in the batch's commit
+// phase.
+func (s *State) NewValuesStream() *Stream { return &Stream{t: s.t, n: s.n} }
+
+// PersistentAggregate keeps, for every group, the aggregate of the input
+// fields of all its tuples in map state made by factory. Each batch is
+// pre-aggregated per group and applied in the batch's commit phase, with
+// the batch's txid: with opaque or transactional state every tuple counts
+// exactly once, through replays and crashes.
+func PersistentAggregate[V any](g *GroupedStream, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State {
+	s := g.s
+	s.checkFields("PersistentAggregate", input)
+	if factory == nil || agg == nil {
+		s.t.errorf("PersistentAggregate: nil state factory or aggregator")
+	}
+	if slices.Contains(g.fields, output) {
+		s.t.errorf("PersistentAggregate: output field %q is a group field", output)
+	}
+	p := &persistOp[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
+	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: newSchema(slices.Clone(input)),
+		sch: newSchema(append(slices.Clone(g.fields), output))}
+	return &State{t: s.t, n: s.t.add(n)}
+}
+
+// persister is the type-erased persistent aggregation of a node.
+type persister interface {
+	open(ctx context.Context, partition, numPartitions int) (persistTask, error)
+}
+
+// persistTask is one task's share of a persistent aggregation.
+type persistTask interface {
+	// newBatch returns the per-batch accumulator.
+	newBatch() batchAcc
+	// commit applies the batch to state with txid and emits every changed
+	// group with its new value.
+	commit(ctx context.Context, txid state.TxID, acc batchAcc, emit func(values []any) error) error
+}
+
+// batchAcc pre-aggregates one batch.
+type batchAcc interface {
+	add(values []any, in *schema) error
+}
+
+type persistOp[V any] struct {
+	factory StateFactory[V]
+	agg     CombinerAggregator[V]
+	group   []int
+	input   []int
+}
+
+func (p *persistOp[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+	ms, err := p.factory(ctx, partition, numPartitions)
+	if err != nil {
+		return nil, err
+	}
+	if ms == nil {
+		return nil, fmt.Errorf("trident: state factory returned nil for partition %d", partition)
+	}
+	return &persistTaskOf[V]{op: p, ms: ms}, nil
+}
+
+type persistTaskOf[V any] struct {
+	op *persistOp[V]
+	ms state.MapState[V]
+}
+
+type groupAcc[V any] struct {
+	key   state.Key
+	group []any
+	val   V
+}
+
+type accOf[V any] struct {
+	op     *persistOp[V]
+	groups map[string]*groupAcc[V]
+	order  []*groupAcc[V]
+}
+
+func (t *persistTaskOf[V]) newBatch() batchAcc {
+	return &accOf[V]{op: t.op, groups: map[string]*groupAcc[V]{}}
+}
+
+func (a *accOf[V]) add(values []any, in *schema) error {
+	group := make([]any, len(a.op.group))
+	for i, j := range a.op.group {
+		group[i] = values[j]
+	}
+	key, err := state.NewKey(group...)
+	if err != nil {
+		return fmt.Errorf("trident: group key %v: %w", group, err)
+	}
+	v, err := a.op.agg.Init(project(values, a.op.input, in))
+	if err != nil {
+		return err
+	}
+	g := a.groups[key.Encoded()]
+	if g == nil {
+		g = &groupAcc[V]{key: key, group: group, val: v}
+		a.groups[key.Encoded()] = g
+		a.order = append(a.order, g)
+		return nil
+	}
+	g.val = a.op.agg.Combine(g.val, v)
+	return nil
+}
+
+func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, emit func([]any) error) error {
+	a := acc.(*accOf[V])
+	if len(a.order) == 0 {
+		return nil // as in Storm, empty batches do not touch state
+	}
+	keys := make([]state.Key, len(a.order))
+	updaters := make([]state.ValueUpdater[V], len(a.order))
+	combiner := state.CombinerFunc[V](t.op.agg.Combine)
+	for i, g := range a.order {
+		keys[i] = g.key
+		updaters[i] = state.Combine[V](combiner, g.val)
+	}
+	if err := t.ms.BeginCommit(ctx, txid); err != nil {
+		return err
+	}
+	vals, err := t.ms.MultiUpdate(ctx, keys, updaters)
+	if err != nil {
+		return err
+	}
+	if err := t.ms.Commit(ctx, txid); err != nil {
+		return err
+	}
+	for i, g := range a.order {
+		if err := emit(append(slices.Clone(g.group), vals[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}

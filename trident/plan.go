@@ -1,0 +1,90 @@
+package trident
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// group is the operations that run in one bolt: everything between a
+// source or a repartition and the next repartitions. It becomes one
+// component of the generated topology.
+type group struct {
+	name        string
+	nodes       []*node // in declaration order, so parents come first
+	entry       *node   // the source or partition node the group starts at
+	parallelism int
+	committer   bool     // it holds a persistent aggregation
+	upstream    []*group // groups that send it data
+	downstream  []*group // groups it sends data to
+	sourceIndex int      // for source groups: index among the sources
+}
+
+// masterComponent is the id of the master coordinator spout.
+const masterComponent = "$master"
+
+// Streams of the generated topology.
+const (
+	streamBatch   = "$batch"   // master -> source groups: a batch to emit
+	streamFreeze  = "$freeze"  // master -> source groups: freeze a batch before commit
+	streamCommit  = "$commit"  // master -> committer groups: write a batch
+	streamSuccess = "$success" // master -> all groups: a batch committed
+	streamCoord   = "$coord"   // group -> downstream tasks: tuples sent for a batch
+	fieldBatch    = "$batch"   // field 0 of every data tuple: the batch attempt
+)
+
+// dataStream names the topology stream that carries n's output to other
+// groups.
+func dataStream(n *node) string { return "s" + strconv.Itoa(n.id) }
+
+func (g *group) isSource() bool { return g.entry.kind == kindSource }
+
+// plan splits the declared nodes into groups.
+func (t *Topology) plan() []*group {
+	var groups []*group
+	newGroup := func(entry *node, name string) *group {
+		g := &group{name: name, entry: entry, parallelism: 1}
+		groups = append(groups, g)
+		return g
+	}
+	for _, n := range t.nodes {
+		switch n.kind {
+		case kindSource:
+			n.group = newGroup(n, "spout-"+n.source.id)
+			n.group.sourceIndex = len(t.sources) - 1
+			for i, s := range t.sources {
+				if s == n {
+					n.group.sourceIndex = i
+				}
+			}
+			n.group.parallelism = max(n.source.parallelism, 1)
+		case kindPartition:
+			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
+			up := n.parent.group
+			n.group.upstream = append(n.group.upstream, up)
+			up.downstream = append(up.downstream, n.group)
+		default:
+			n.group = n.parent.group
+		}
+		g := n.group
+		g.nodes = append(g.nodes, n)
+		if n.kind == kindPersist {
+			g.committer = true
+		}
+		if n.kind != kindSource && n.hint > 0 {
+			g.parallelism = max(g.parallelism, n.hint)
+		}
+	}
+	return groups
+}
+
+// crossesGroups reports whether n sends tuples to a node of another group.
+func crossesGroups(n *node) bool {
+	for _, c := range n.children {
+		if c.group != n.group {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *group) String() string { return fmt.Sprintf("%s(%d nodes)", g.name, len(g.nodes)) }

@@ -1,0 +1,190 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
+)
+
+// Config configures a running Trident topology.
+type Config struct {
+	// Topology configures the tuple-level runtime underneath. Ackers must
+	// be at least 1 (Trident tracks batches with tuple trees); its
+	// MaxSpoutPending is ignored (MaxBatchesInFlight plays that role).
+	// The message timeout is the batch timeout: a batch whose processing or
+	// commit takes longer fails and is replayed.
+	Topology topology.Config
+
+	// Store keeps the coordinator's state and the spouts' metadata. Nil
+	// means an in-memory store, which survives worker restarts but not the
+	// process; use a durable store (trident/coordstore/boltstore) to resume
+	// after a process restart.
+	Store coordstore.Store
+
+	// MaxBatchesInFlight bounds the batches in the processing phase. Zero
+	// means 1.
+	MaxBatchesInFlight int
+
+	// BatchEmitInterval is the least time between the starts of two
+	// batches. Zero means 50ms.
+	BatchEmitInterval time.Duration
+
+	// MaxAttempts halts the topology after a txid failed that many times;
+	// Running.Err then names the batch and the last failure. Zero means no
+	// limit (Storm's behaviour: replay forever).
+	MaxAttempts int
+}
+
+// DefaultConfig returns a Config with the tuple runtime's defaults.
+func DefaultConfig() Config { return Config{Topology: topology.DefaultConfig()} }
+
+// ErrInvalid is wrapped by every error Submit returns for a bad topology or
+// configuration.
+var ErrInvalid = errors.New("trident: invalid topology or config")
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Topology.Ackers < 1 {
+		errs = append(errs, fmt.Errorf("%w: Topology.Ackers is %d; Trident tracks batches with the acker, so it needs at least 1", ErrInvalid, c.Topology.Ackers))
+	}
+	if c.Topology.DisableTimeouts {
+		errs = append(errs, fmt.Errorf("%w: Topology.DisableTimeouts would let a lost batch stall the topology forever", ErrInvalid))
+	}
+	if c.MaxBatchesInFlight < 0 || c.BatchEmitInterval < 0 || c.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxBatchesInFlight, BatchEmitInterval and MaxAttempts must not be negative", ErrInvalid))
+	}
+	if err := c.Topology.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Running is a submitted Trident topology.
+type Running struct {
+	*topology.Running
+	status *status
+}
+
+// Committed returns the last committed txid.
+func (r *Running) Committed() state.TxID { return state.TxID(r.status.committed.Load()) }
+
+// Err returns the error that halted the topology (the attempt limit was
+// reached), or nil.
+func (r *Running) Err() error {
+	if p := r.status.halted.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// WaitCommitted waits until txid is committed, the topology halts, or ctx
+// is done.
+func (r *Running) WaitCommitted(ctx context.Context, txid state.TxID) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for r.Committed() < txid {
+		if err := r.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("trident: waiting for txid %v (committed %v): %w", txid, r.Committed(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// Submit checks the topology and cfg, builds the generated topology and
+// runs it on c under the topology's name.
+func (t *Topology) Submit(c *topology.LocalCluster, cfg Config) (*Running, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	topo, st, err := t.build(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	tc := cfg.Topology
+	tc.MaxSpoutPending = 0
+	r, err := c.Submit(t.name, topo, tc)
+	if err != nil {
+		return nil, err
+	}
+	return &Running{Running: r, status: st}, nil
+}
+
+// build checks the declarations and generates the tuple-level topology.
+func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
+	errs := append([]error(nil), t.errs...)
+	if t.name == "" {
+		errs = append(errs, errors.New("trident: the topology has no name"))
+	}
+	if len(t.sources) == 0 {
+		errs = append(errs, errors.New("trident: the topology has no streams"))
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	if cfg.Store == nil {
+		cfg.Store = coordstore.NewMemory()
+	}
+	if cfg.BatchEmitInterval == 0 {
+		cfg.BatchEmitInterval = 50 * time.Millisecond
+	}
+	st := &status{}
+	groups := t.plan()
+	b := topology.NewBuilder()
+	ms := b.Spout(masterComponent, func() topology.Spout {
+		return &master{t: t, cfg: *cfg, store: cfg.Store, status: st}
+	})
+	ms.OutputStream(streamBatch, "msg").OutputStream(streamFreeze, "msg").
+		OutputStream(streamCommit, "msg").OutputStream(streamSuccess, "msg")
+	for _, g := range groups {
+		d := b.Bolt(g.name, newGroupBolt(g, cfg.Store)).Parallelism(g.parallelism)
+		d.DirectStream(streamCoord, fieldBatch, "count")
+		d.InputStream(masterComponent, streamSuccess, topology.All())
+		if g.isSource() {
+			d.InputStream(masterComponent, streamBatch, topology.All())
+			d.InputStream(masterComponent, streamFreeze, topology.All())
+		}
+		if g.committer {
+			d.InputStream(masterComponent, streamCommit, topology.All())
+		}
+		for _, up := range g.upstream {
+			d.InputStream(up.name, streamCoord, topology.Direct())
+		}
+		for _, n := range g.nodes {
+			if crossesGroups(n) {
+				d.OutputStream(dataStream(n), append(Fields{fieldBatch}, n.sch.fields...)...)
+			}
+			if n.kind == kindPartition {
+				d.InputStream(n.parent.group.name, dataStream(n.parent), n.grouping())
+			}
+		}
+	}
+	topo, err := b.Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return topo, st, nil
+}
+
+// grouping returns the tuple-level grouping of a partition node.
+func (n *node) grouping() topology.Grouping {
+	switch n.part {
+	case partFields:
+		return topology.ByFields(n.inSch.fields...)
+	case partGlobal:
+		return topology.Global()
+	case partBroadcast:
+		return topology.All()
+	default:
+		return topology.Shuffle()
+	}
+}

@@ -1,0 +1,194 @@
+package trident
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Topology declares Trident streams. Mistakes (unknown fields, clashing
+// names) are collected as they are made and reported together by Submit.
+type Topology struct {
+	name    string
+	nodes   []*node
+	sources []*node
+	errs    []error
+}
+
+// NewTopology returns an empty topology. name is the coordinator's state
+// id in the coordination store: keep it stable across deployments so that a
+// restarted topology resumes from its last committed batch.
+func NewTopology(name string) *Topology { return &Topology{name: name} }
+
+type nodeKind uint8
+
+const (
+	kindSource nodeKind = iota + 1
+	kindEach
+	kindFilter
+	kindProject
+	kindPartition
+	kindPersist
+)
+
+// partitioning is how a partition node spreads tuples over the next bolt.
+type partitioning uint8
+
+const (
+	partShuffle partitioning = iota + 1
+	partFields
+	partGlobal
+	partBroadcast
+)
+
+// node is one operation of the declared graph.
+type node struct {
+	id       int
+	kind     nodeKind
+	parent   *node
+	children []*node
+	sch      *schema // output fields
+	hint     int     // parallelism hint, 0 if none
+
+	source  *sourceSpec  // kindSource
+	fn      Function     // kindEach
+	inIdx   []int        // kindEach: input positions in the parent's tuple
+	inSch   *schema      // kindEach, kindPersist: input fields
+	filter  Filter       // kindFilter
+	projIdx []int        // kindProject
+	part    partitioning // kindPartition
+	persist persister    // kindPersist
+
+	group *group // set by the planner
+}
+
+func (t *Topology) add(n *node) *node {
+	n.id = len(t.nodes)
+	if n.parent != nil {
+		n.parent.children = append(n.parent.children, n)
+	}
+	t.nodes = append(t.nodes, n)
+	return n
+}
+
+func (t *Topology) errorf(format string, args ...any) {
+	t.errs = append(t.errs, fmt.Errorf("trident: "+format, args...))
+}
+
+// Stream is a stream of tuples in a Topology.
+type Stream struct {
+	t *Topology
+	n *node
+}
+
+// NewStream adds a stream read from src. id is the stream's state id in the
+// coordination store (keep it stable across deployments); it must be unique
+// in the topology.
+func (t *Topology) NewStream(id string, src Source) *Stream {
+	for _, s := range t.sources {
+		if s.source.id == id {
+			t.errorf("stream id %q used twice", id)
+		}
+	}
+	if src.fields == nil {
+		t.errorf("stream %q: source declares no fields", id)
+	}
+	spec := src
+	spec.id = id
+	n := t.add(&node{kind: kindSource, source: &spec, sch: newSchema(src.fields)})
+	t.sources = append(t.sources, n)
+	return &Stream{t: t, n: n}
+}
+
+// Fields returns the stream's fields.
+func (s *Stream) Fields() Fields { return slices.Clone(s.n.sch.fields) }
+
+// checkFields records an error for every name s does not have.
+func (s *Stream) checkFields(op string, names Fields) bool {
+	ok := true
+	for _, f := range names {
+		if _, has := s.n.sch.index[f]; !has {
+			s.t.errorf("%s: unknown field %q (stream fields: %v)", op, f, s.n.sch.fields)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// Each runs fn on every tuple, giving it the input fields; each tuple fn
+// emits is the input tuple followed by the values of outputs.
+func (s *Stream) Each(input Fields, fn Function, outputs ...string) *Stream {
+	s.checkFields("Each", input)
+	out := append(slices.Clone(s.n.sch.fields), outputs...)
+	for i, f := range outputs {
+		if slices.Index(s.n.sch.fields, f) >= 0 || slices.Index(outputs, f) != i {
+			s.t.errorf("Each: output field %q clashes with an existing field (stream fields: %v)", f, s.n.sch.fields)
+		}
+	}
+	if fn == nil {
+		s.t.errorf("Each: nil function")
+	}
+	n := &node{kind: kindEach, parent: s.n, fn: fn, sch: newSchema(out), inSch: newSchema(input)}
+	n.inIdx = s.n.sch.indexes(input)
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// Filter keeps the tuples f keeps.
+func (s *Stream) Filter(f Filter) *Stream {
+	if f == nil {
+		s.t.errorf("Filter: nil filter")
+	}
+	return &Stream{t: s.t, n: s.t.add(&node{kind: kindFilter, parent: s.n, filter: f, sch: s.n.sch})}
+}
+
+// Project keeps only the named fields, in that order.
+func (s *Stream) Project(fields ...string) *Stream {
+	s.checkFields("Project", fields)
+	n := &node{kind: kindProject, parent: s.n, sch: newSchema(slices.Clone(fields))}
+	n.projIdx = s.n.sch.indexes(fields)
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+func (s *Stream) partition(p partitioning, fields Fields) *Stream {
+	n := &node{kind: kindPartition, parent: s.n, part: p, sch: s.n.sch, inSch: newSchema(fields)}
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// Shuffle spreads the tuples evenly over the next operation's tasks.
+func (s *Stream) Shuffle() *Stream { return s.partition(partShuffle, nil) }
+
+// PartitionBy sends tuples with equal values in fields to the same task.
+func (s *Stream) PartitionBy(fields ...string) *Stream {
+	s.checkFields("PartitionBy", fields)
+	return s.partition(partFields, fields)
+}
+
+// Global sends every tuple to one task.
+func (s *Stream) Global() *Stream { return s.partition(partGlobal, nil) }
+
+// Broadcast sends every tuple to every task of the next operation.
+func (s *Stream) Broadcast() *Stream { return s.partition(partBroadcast, nil) }
+
+// Parallelism asks for n tasks for the operations between the nearest
+// repartitions around this point of the stream.
+func (s *Stream) Parallelism(n int) *Stream {
+	if n < 1 {
+		s.t.errorf("Parallelism: %d is below 1", n)
+	}
+	s.n.hint = n
+	return s
+}
+
+// GroupedStream is a stream partitioned by group fields, ready to be
+// aggregated per group.
+type GroupedStream struct {
+	s      *Stream
+	fields Fields
+}
+
+// GroupBy partitions the stream by fields for a grouped aggregation.
+func (s *Stream) GroupBy(fields ...string) *GroupedStream {
+	if len(fields) == 0 {
+		s.t.errorf("GroupBy: no fields")
+	}
+	return &GroupedStream{s: s.PartitionBy(fields...), fields: slices.Clone(fields)}
+}

@@ -1,0 +1,92 @@
+package trident
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+var sentences = []string{
+	"the cow jumped over the moon",
+	"the man went to the store and bought some candy",
+	"four score and seven years ago",
+	"how many apples can you eat",
+}
+
+func wantCounts() map[string]int64 {
+	return map[string]int64{"the": 4, "cow": 1, "moon": 1, "man": 1, "four": 1, "apples": 1, "and": 2}
+}
+
+func words() []string { return []string{"the", "cow", "moon", "man", "four", "apples", "and"} }
+
+// wordCount builds sentences -> split -> groupBy(word) -> count.
+func wordCount(src *fixedBatchSpout, f StateFactory[int64], parallelism int) *Topology {
+	tt := NewTopology("wordcount")
+	s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
+	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
+	g.s.Parallelism(parallelism)
+	PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
+	return tt
+}
+
+// TestWordCount is Storm's MapState test: four sentences in batches of
+// three, split, grouped by word and counted into opaque state.
+func TestWordCount(t *testing.T) {
+	for _, inFlight := range []int{1, 3} {
+		synctest.Test(t, func(t *testing.T) {
+			src := newFixed(3, sentences...)
+			f := OpaqueMemory[int64]("counts")
+			cfg := DefaultConfig()
+			cfg.MaxBatchesInFlight = inFlight
+			r := submit(t, wordCount(src, f, 2), cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := r.WaitCommitted(ctx, 4); err != nil {
+				t.Fatal(err)
+			}
+			got := readCounts(t, f, 2, words()...)
+			if !maps.Equal(got, wantCounts()) {
+				t.Fatalf("in flight %d: counts = %v, want %v", inFlight, got, wantCounts())
+			}
+		})
+	}
+}
+
+func TestRetryableFailuresReplayWithoutDoubleCounting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFixed(1, sentences...)
+		f := OpaqueMemory[int64]("counts")
+		seen := map[string]int{}
+		tt := NewTopology("flaky")
+		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
+		g := s.Each(Fields{"sentence"}, FunctionFunc(func(ctx context.Context, tu Tuple, out Collector) error {
+			line := tu.String("sentence")
+			seen[line]++
+			if seen[line] == 1 {
+				return failure.Retryable(errFlaky)
+			}
+			return split(ctx, tu, out)
+		}), "word").GroupBy("word")
+		PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
+		r := submit(t, tt, DefaultConfig())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, 4); err != nil {
+			t.Fatal(err)
+		}
+		got := readCounts(t, f, 1, words()...)
+		if !maps.Equal(got, wantCounts()) {
+			t.Fatalf("counts = %v, want %v", got, wantCounts())
+		}
+		for line, n := range seen {
+			if n < 2 {
+				t.Fatalf("sentence %q was seen %d times; the first attempt should have failed", line, n)
+			}
+		}
+	})
+}
