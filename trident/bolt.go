@@ -16,8 +16,9 @@ import (
 // every batch, counts what it sends downstream, and tracks each batch until
 // every upstream task has reported how many tuples it sent.
 type groupBolt struct {
-	g     *group
-	store coordstore.Store
+	g      *group
+	store  coordstore.Store
+	status *status
 	ctx   context.Context
 	out   *topology.OutputCollector
 	task  topology.TaskID
@@ -46,8 +47,8 @@ type batch struct {
 // Attempt is one attempt at a batch: its txid and attempt number.
 type Attempt = spout.Attempt
 
-func newGroupBolt(g *group, store coordstore.Store) func() topology.Bolt {
-	return func() topology.Bolt { return &groupBolt{g: g, store: store} }
+func newGroupBolt(g *group, store coordstore.Store, st *status) func() topology.Bolt {
+	return func() topology.Bolt { return &groupBolt{g: g, store: store, status: st} }
 }
 
 func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {
@@ -86,7 +87,7 @@ func (b *groupBolt) Execute(t *topology.Tuple) {
 		b.emitBatch(t)
 	case streamFreeze:
 		a := t.Value(0).(Attempt)
-		b.settle(t, b.executor.BeginCommit(b.ctx, a))
+		b.settle(t, a, b.executor.BeginCommit(b.ctx, a))
 	case streamSuccess:
 		b.success(t.Value(0).(Attempt).TxID)
 		b.out.Ack(t)
@@ -101,7 +102,7 @@ func (b *groupBolt) Execute(t *topology.Tuple) {
 
 // settle acks t, or fails it if err is retryable; a fatal err stops the
 // worker.
-func (b *groupBolt) settle(t *topology.Tuple, err error) {
+func (b *groupBolt) settle(t *topology.Tuple, a Attempt, err error) {
 	if err == nil {
 		b.out.Ack(t)
 		return
@@ -110,6 +111,7 @@ func (b *groupBolt) settle(t *topology.Tuple, err error) {
 	if failure.IsReported(err) {
 		b.out.ReportError(err)
 	}
+	b.status.recordFailure(a.TxID, err)
 	b.out.Fail(t)
 }
 
@@ -137,7 +139,7 @@ func (b *groupBolt) emitBatch(t *topology.Tuple) {
 		err = b.finish(bt, t)
 	}
 	delete(b.batches, bt.attempt.TxID)
-	b.settle(t, err)
+	b.settle(t, ann.attempt, err)
 }
 
 type sourceCollector struct {
@@ -270,6 +272,7 @@ func (b *groupBolt) failBatch(bt *batch, err error) {
 	if failure.IsReported(err) {
 		b.out.ReportError(err)
 	}
+	b.status.recordFailure(bt.attempt.TxID, err)
 	bt.failed = err
 	b.abandon(bt)
 }

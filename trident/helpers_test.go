@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/spout"
@@ -137,3 +138,5 @@ var errFlaky = errorString("injected retryable failure")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func retryable(err error) error { return failure.Retryable(err) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,11 +29,38 @@ type masterMsg struct {
 	attempt Attempt
 }
 
-// status is shared between the master and Running.
+// status is shared by the master, the bolts and Running.
 type status struct {
 	committed atomic.Uint64
 	halted    atomic.Pointer[error]
+
+	mu       sync.Mutex
+	failures map[state.TxID]error // why the latest attempt at a txid failed
 }
+
+// recordFailure remembers why a batch failed, for the coordinator's
+// attempt-limit error.
+func (s *status) recordFailure(txid state.TxID, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failures == nil {
+		s.failures = map[state.TxID]error{}
+	}
+	s.failures[txid] = err
+}
+
+// takeFailure returns and forgets the recorded cause of txid's failure.
+func (s *status) takeFailure(txid state.TxID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.failures[txid]
+	delete(s.failures, txid)
+	return err
+}
+
+// ErrAttemptLimit is matched by the error that halts a topology whose batch
+// failed Config.MaxAttempts times.
+var ErrAttemptLimit = coord.ErrAttemptLimit
 
 // master is the master coordinator spout: the shell around the pure batch
 // coordinator. It executes the coordinator's actions in order — persist
@@ -214,7 +242,11 @@ func (m *master) Fail(id any) {
 	if msg.stream == streamBatch {
 		phase = coord.Processing
 	}
-	m.check(m.coord.Fail(msg.attempt, phase, fmt.Errorf("%w: %s tree of %v", errBatchFailed, msg.stream, msg.attempt)))
+	reason := fmt.Errorf("%w: %s tree of %v", errBatchFailed, msg.stream, msg.attempt)
+	if cause := m.status.takeFailure(msg.attempt.TxID); cause != nil {
+		reason = fmt.Errorf("%w: %w", reason, cause)
+	}
+	m.check(m.coord.Fail(msg.attempt, phase, reason))
 	m.run()
 }
 

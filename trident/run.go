@@ -146,7 +146,7 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 	ms.OutputStream(streamBatch, "msg").OutputStream(streamFreeze, "msg").
 		OutputStream(streamCommit, "msg").OutputStream(streamSuccess, "msg")
 	for _, g := range groups {
-		d := b.Bolt(g.name, newGroupBolt(g, cfg.Store)).Parallelism(g.parallelism)
+		d := b.Bolt(g.name, newGroupBolt(g, cfg.Store, st)).Parallelism(g.parallelism)
 		d.DirectStream(streamCoord, fieldBatch, "count")
 		d.InputStream(masterComponent, streamSuccess, topology.All())
 		if g.isSource() {

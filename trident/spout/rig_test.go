@@ -20,10 +20,18 @@ type (
 	offsets = spouttest.Offsets
 )
 
+// tb is what the rig needs of a test; *testing.T and *rapid.T have it.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // rig plays the runtime around one partitioned spout: a coordinator and
 // one executor per task over a store and a spouttest.Source.
 type rig struct {
-	t        testing.TB
+	t        tb
 	kind     spout.Kind
 	store    coordstore.Store
 	src      *spouttest.Source
@@ -32,7 +40,7 @@ type rig struct {
 	emitters []*spouttest.Emitter
 }
 
-func newRig(t testing.TB, kind spout.Kind, store coordstore.Store, src *spouttest.Source, tasks int) *rig {
+func newRig(t tb, kind spout.Kind, store coordstore.Store, src *spouttest.Source, tasks int) *rig {
 	t.Helper()
 	r := &rig{t: t, kind: kind, store: store, src: src}
 	r.start(tasks)
@@ -170,7 +178,7 @@ func (r *rig) batch(a spout.Attempt) []rec {
 // entries lists the entries of partition p (or "$partitions"), oldest
 // first, as "txid=value" with the version byte dropped ("3=-" for a
 // marker).
-func entries(t testing.TB, s coordstore.Store, p string) []string {
+func entries(t tb, s coordstore.Store, p string) []string {
 	t.Helper()
 	var out []string
 	k := coordstore.Key{Stream: stream, Partition: p}
@@ -193,7 +201,7 @@ func entries(t testing.TB, s coordstore.Store, p string) []string {
 	return out
 }
 
-func wantEntries(t testing.TB, s coordstore.Store, p string, want ...string) {
+func wantEntries(t tb, s coordstore.Store, p string, want ...string) {
 	t.Helper()
 	if got := entries(t, s, p); !slices.Equal(got, want) {
 		t.Fatalf("entries of %s:\n got %q\nwant %q", p, got, want)
@@ -229,7 +237,7 @@ func cat(rs ...[]rec) []rec {
 	return out
 }
 
-func wantRecs(t testing.TB, what string, got, want []rec) {
+func wantRecs(t tb, what string, got, want []rec) {
 	t.Helper()
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s:\n got %s\nwant %s", what, fmtRecs(got), fmtRecs(want))

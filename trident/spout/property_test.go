@@ -1,0 +1,277 @@
+package spout_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/coordstore/faultstore"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// flight is a batch attempt the model's batch coordinator has in flight.
+type flight struct {
+	a       spout.Attempt
+	b       spout.Batch
+	emitted []bool  // by task
+	tuples  [][]rec // by task
+}
+
+func (f *flight) complete() bool { return !slices.Contains(f.emitted, false) }
+
+func (f *flight) content() []rec { return sortRecs(slices.Concat(f.tuples...)) }
+
+// model plays a pipelined runtime around a rig with the batch
+// coordinator's rules (commits in txid order, a failure discards the
+// batch and every later one, attempt numbers only grow), lagging tasks,
+// failed commits after part of the state was written, restarts with
+// another number of tasks, and a source that grows, gains partitions and
+// changes its batch size. The oracle: per partition, the records of the
+// committed batches, in commit order, are the source's records from
+// offset 0, each once, in offset order.
+type model struct {
+	t         *rapid.T
+	kind      spout.Kind
+	faults    bool
+	off       *atomic.Bool
+	src       *spouttest.Source
+	r         *rig
+	tasks     int
+	inFlight  int
+	committed state.TxID
+	nextN     map[state.TxID]uint32
+	flights   []*flight
+	log       map[spout.Partition][]rec
+	frozen    map[state.TxID][]rec // content when its commit began
+	first     map[state.TxID][]rec // transactional: first complete emission
+	parts     int
+}
+
+func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
+	m := &model{
+		t: t, kind: kind, faults: faults, off: new(atomic.Bool),
+		tasks:    rapid.IntRange(1, 3).Draw(t, "tasks"),
+		inFlight: rapid.IntRange(1, 3).Draw(t, "inFlight"),
+		nextN:    map[state.TxID]uint32{},
+		log:      map[spout.Partition][]rec{},
+		frozen:   map[state.TxID][]rec{},
+		first:    map[state.TxID][]rec{},
+	}
+	m.src = spouttest.NewSource()
+	for range rapid.IntRange(1, 3).Draw(t, "partitions") {
+		m.addPartition()
+	}
+	m.src.SetMaxBatch(rapid.IntRange(0, 3).Draw(t, "maxBatch"))
+	var store coordstore.Store = coordstore.NewMemory()
+	if faults {
+		inj := faultstore.Random(rapid.Uint64().Draw(t, "seed"), 0.1)
+		store = faultstore.Wrap(store, faultstore.InjectorFunc(func(op faultstore.Op) faultstore.Fault {
+			if m.off.Load() {
+				return faultstore.Fault{}
+			}
+			return inj.Inject(op)
+		}))
+	}
+	m.r = newRig(t, kind, store, m.src, m.tasks)
+	return m
+}
+
+func (m *model) addPartition() {
+	m.src.AddPartition(spout.Partition(fmt.Sprintf("p%d", m.parts)))
+	m.parts++
+}
+
+// check accepts err only as an injected retryable store fault.
+func (m *model) check(what string, err error) {
+	m.t.Helper()
+	if !m.faults {
+		m.t.Fatalf("%s: %v", what, err)
+	}
+	if !errors.Is(err, faultstore.ErrInjected) || !failure.IsRetryable(err) {
+		m.t.Fatalf("%s: %v (%s), want a retryable injected fault", what, err, failure.KindOf(err))
+	}
+}
+
+// discard drops flights[i:], as a failure of flights[i] does.
+func (m *model) discard(i int) { m.flights = m.flights[:i] }
+
+func (m *model) partitions() []spout.Partition {
+	ps, _ := m.src.Partitions(context.Background())
+	return ps
+}
+
+func (m *model) append(t *rapid.T) {
+	p := rapid.SampledFrom(m.partitions()).Draw(t, "p")
+	fill(m.src, p, rapid.IntRange(1, 3).Draw(t, "n"))
+}
+
+func (m *model) begin(t *rapid.T) {
+	if len(m.flights) >= m.inFlight {
+		t.Skip("window full")
+	}
+	txid := m.committed + state.TxID(len(m.flights)) + 1
+	a := at(txid, m.nextN[txid])
+	m.nextN[txid]++
+	b, err := m.r.coord.Begin(context.Background(), a)
+	if err != nil {
+		m.check("begin "+a.String(), err)
+		return
+	}
+	m.flights = append(m.flights, &flight{a: a, b: b, emitted: make([]bool, m.tasks), tuples: make([][]rec, m.tasks)})
+}
+
+// emit has one task emit the first batch in flight it has not emitted.
+func (m *model) emit(t *rapid.T) {
+	task := rapid.IntRange(0, m.tasks-1).Draw(t, "task")
+	i := slices.IndexFunc(m.flights, func(f *flight) bool { return !f.emitted[task] })
+	if i < 0 {
+		t.Skip("nothing to emit")
+	}
+	f := m.flights[i]
+	var c spouttest.Collector
+	if err := m.r.execs[task].EmitBatch(context.Background(), f.b, &c); err != nil {
+		m.check(fmt.Sprintf("task %d emit %s", task, f.a), err)
+		m.discard(i)
+		return
+	}
+	f.emitted[task], f.tuples[task] = true, c.Records()
+	if !f.complete() {
+		return
+	}
+	got := f.content()
+	if want, ok := m.frozen[f.a.TxID]; ok && !slices.Equal(got, want) {
+		t.Fatalf("replay %s of a batch that began its commit emitted %s, want %s", f.a, fmtRecs(got), fmtRecs(want))
+	}
+	if m.kind == spout.Transactional && !m.faults {
+		if want, ok := m.first[f.a.TxID]; ok && !slices.Equal(got, want) {
+			t.Fatalf("transactional replay %s emitted %s, want %s", f.a, fmtRecs(got), fmtRecs(want))
+		}
+		m.first[f.a.TxID] = got
+	}
+}
+
+func (m *model) fail(t *rapid.T) {
+	if len(m.flights) == 0 {
+		t.Skip("nothing in flight")
+	}
+	m.discard(rapid.IntRange(0, len(m.flights)-1).Draw(t, "i"))
+}
+
+// commit runs the commit phase of the lowest batch; the state write may
+// fail after writing part of the keys.
+func (m *model) commit(t *rapid.T, stateFails bool) {
+	if len(m.flights) == 0 || !m.flights[0].complete() {
+		t.Skip("nothing to commit")
+	}
+	f := m.flights[0]
+	if err := m.r.tryBeginCommit(f.a); err != nil {
+		m.check("begin commit "+f.a.String(), err)
+		m.discard(0)
+		return
+	}
+	got := f.content()
+	m.frozen[f.a.TxID] = got
+	if stateFails {
+		m.discard(0)
+		return
+	}
+	for _, r := range got {
+		m.log[r.Partition] = append(m.log[r.Partition], r)
+	}
+	m.committed = f.a.TxID
+	m.flights = m.flights[1:]
+	delete(m.frozen, f.a.TxID)
+	delete(m.first, f.a.TxID)
+	if err := m.r.trySuccess(f.a.TxID); err != nil {
+		m.check("success "+f.a.String(), err)
+	}
+}
+
+func (m *model) restart(t *rapid.T) {
+	m.tasks = rapid.IntRange(1, 3).Draw(t, "tasks")
+	m.r.restart(m.tasks)
+	m.flights = nil
+}
+
+// invariant: the committed records of each partition are its records
+// from offset 0, in order, once each.
+func (m *model) invariant(t *rapid.T) {
+	for p, got := range m.log {
+		all := m.src.Records(p)
+		if len(got) > len(all) || !slices.Equal(got, all[:len(got)]) {
+			t.Fatalf("partition %s committed %s, want a prefix of %s", p, fmtRecs(got), fmtRecs(all))
+		}
+	}
+}
+
+// drain stops faults and runs batches one at a time until everything the
+// source holds is committed.
+func (m *model) drain(t *rapid.T) {
+	m.off.Store(true)
+	m.flights = nil
+	m.src.SetMaxBatch(0)
+	for range 5 {
+		m.begin(t)
+		for task := range m.tasks {
+			f := m.flights[0]
+			var c spouttest.Collector
+			if err := m.r.execs[task].EmitBatch(context.Background(), f.b, &c); err != nil {
+				t.Fatal(err)
+			}
+			f.emitted[task], f.tuples[task] = true, c.Records()
+		}
+		m.commit(t, false)
+	}
+	for _, p := range m.partitions() {
+		if n := len(m.log[p]); int64(n) != m.src.End(p) {
+			t.Fatalf("partition %s: %d of %d records committed after draining", p, n, m.src.End(p))
+		}
+	}
+}
+
+func runModel(t *rapid.T, kind spout.Kind, faults bool) {
+	m := newModel(t, kind, faults)
+	t.Repeat(map[string]func(*rapid.T){
+		"append": m.append,
+		"addPartition": func(t *rapid.T) {
+			if m.parts >= 5 {
+				t.Skip("enough partitions")
+			}
+			m.addPartition()
+		},
+		"batchSize":   func(t *rapid.T) { m.src.SetMaxBatch(rapid.IntRange(0, 3).Draw(t, "maxBatch")) },
+		"begin":       m.begin,
+		"emit":        m.emit,
+		"emit2":       m.emit,
+		"fail":        m.fail,
+		"commit":      func(t *rapid.T) { m.commit(t, false) },
+		"commit2":     func(t *rapid.T) { m.commit(t, false) },
+		"commitFails": func(t *rapid.T) { m.commit(t, true) },
+		"restart":     m.restart,
+		"":            m.invariant,
+	})
+	m.drain(t)
+}
+
+func TestModel(t *testing.T) {
+	for _, kind := range both {
+		for _, faults := range []bool{false, true} {
+			name := kind.String()
+			if faults {
+				name += "/faults"
+			}
+			t.Run(name, func(t *testing.T) {
+				rapid.Check(t, func(t *rapid.T) { runModel(t, kind, faults) })
+			})
+		}
+	}
+}
