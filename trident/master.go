@@ -36,6 +36,8 @@ type status struct {
 
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed
+
+	latency latencies
 }
 
 // recordFailure remembers why a batch failed, for the coordinator's
@@ -82,7 +84,8 @@ type master struct {
 	sources []*spout.Coordinator
 	version coordstore.Version
 
-	pending  []coord.Action // actions handed by Ready, not yet all done
+	started  map[Attempt]time.Time // announcement time of attempts in flight
+	pending  []coord.Action        // actions handed by Ready, not yet all done
 	done     int            // how many of pending are done
 	lastTick time.Time
 	ready    bool
@@ -90,6 +93,7 @@ type master struct {
 
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
+	m.started = map[Attempt]time.Time{}
 	rec, version, err := m.store.LoadCoordinator(ctx, m.t.name)
 	if err != nil {
 		return fmt.Errorf("loading the coordinator of %q: %w", m.t.name, err)
@@ -199,6 +203,7 @@ func (m *master) announce(a Attempt) {
 		}
 		ann.batches = append(ann.batches, b)
 	}
+	m.started[a] = time.Now()
 	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
 }
 
@@ -220,6 +225,11 @@ func (m *master) succeed(a Attempt) {
 			m.out.ReportError(err)
 		}
 	}
+	for started := range m.started {
+		if started.TxID <= a.TxID {
+			delete(m.started, started)
+		}
+	}
 	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
 }
 
@@ -231,6 +241,9 @@ func (m *master) Ack(id any) {
 	case streamFreeze:
 		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
 	case streamCommit:
+		if t, ok := m.started[msg.attempt]; ok {
+			m.status.latency.record(time.Since(t))
+		}
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}
 	m.run()

@@ -4,34 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/state/opaque"
 )
 
 // StateFactory makes the map state of one partition (task) of a persistent
 // aggregation. It is called again when a worker restarts, so a factory of
 // in-memory state must keep the data outside the state it returns.
 type StateFactory[V any] func(ctx context.Context, partition, numPartitions int) (state.MapState[V], error)
-
-// OpaqueMemory returns a factory of opaque map state kept in memory, one
-// backing map per partition, that survives worker restarts (but not the
-// process).
-func OpaqueMemory[V any](name string) StateFactory[V] {
-	var mu sync.Mutex
-	maps := map[int]*state.Memory{}
-	return func(_ context.Context, partition, _ int) (state.MapState[V], error) {
-		mu.Lock()
-		defer mu.Unlock()
-		m := maps[partition]
-		if m == nil {
-			m = state.NewMemory(fmt.Sprintf("%s/%d", name, partition))
-			maps[partition] = m
-		}
-		return opaque.New[V](m, state.MapOptions[V]{Name: name}), nil
-	}
-}
 
 // State is the result of a persistent aggregation.
 type State struct {
