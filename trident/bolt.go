@@ -19,9 +19,9 @@ type groupBolt struct {
 	g      *group
 	store  coordstore.Store
 	status *status
-	ctx   context.Context
-	out   *topology.OutputCollector
-	task  topology.TaskID
+	ctx    context.Context
+	out    *topology.OutputCollector
+	task   topology.TaskID
 
 	expectedReports int               // coordination tuples per batch
 	downstream      []topology.TaskID // tasks that get our coordination tuples

@@ -86,7 +86,7 @@ type master struct {
 
 	started  map[Attempt]time.Time // announcement time of attempts in flight
 	pending  []coord.Action        // actions handed by Ready, not yet all done
-	done     int            // how many of pending are done
+	done     int                   // how many of pending are done
 	lastTick time.Time
 	ready    bool
 }
