@@ -120,7 +120,9 @@ func (x *OpaqueExecutor[M]) BeginCommit(ctx context.Context, a Attempt) error {
 		if res.stored {
 			continue
 		}
-		_ = 0
+		if err := x.meta.put(ctx, p, a.TxID, res.meta, res.skipped); err != nil {
+			return err
+		}
 		res.stored = true
 		r.results[p] = res
 	}
