@@ -1,0 +1,82 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+func TestSubmitReportsEveryMistake(t *testing.T) {
+	src := newFixed(1, "a b")
+	tt := NewTopology("bad")
+	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
+	tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
+	s.Each(Fields{"missing"}, split, "word")
+	s.Each(Fields{"sentence"}, split, "sentence")
+	s.Project("nope")
+	s.PartitionBy("ghost")
+	s.Parallelism(0)
+	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
+	PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"absent"}, count{}, "word")
+	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("submit = %v; want ErrInvalid", err)
+	}
+	for _, want := range []string{
+		`stream id "s" used twice`,
+		`Each: unknown field "missing" (stream fields: [sentence])`,
+		`Each: output field "sentence" clashes`,
+		`Project: unknown field "nope"`,
+		`PartitionBy: unknown field "ghost"`,
+		"Parallelism: 0 is below 1",
+		`PersistentAggregate: unknown field "absent"`,
+		`output field "word" is a group field`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestSubmitRejectsConfigWithoutAckers(t *testing.T) {
+	tt := NewTopology("t")
+	tt.NewStream("s", BatchSource(Fields{"v"}, func() spout.Batcher { return newFixed(1) }))
+	cfg := DefaultConfig()
+	cfg.Topology.Ackers = 0
+	if _, err := tt.Submit(topology.NewLocalCluster(), cfg); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Ackers") {
+		t.Fatalf("submit = %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Topology.DisableTimeouts = true
+	if _, err := tt.Submit(topology.NewLocalCluster(), cfg); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("submit with timeouts off = %v", err)
+	}
+	if _, err := NewTopology("empty").Submit(topology.NewLocalCluster(), DefaultConfig()); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("empty topology = %v", err)
+	}
+}
+
+func TestPlanGroupsOperationsBetweenRepartitions(t *testing.T) {
+	tt := NewTopology("plan")
+	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) }).Parallelism(3))
+	w := s.Each(Fields{"sentence"}, split, "word").Filter(FilterFunc(func(context.Context, Tuple) (bool, error) { return true, nil }))
+	g := w.Shuffle().Project("word").Parallelism(2).GroupBy("word")
+	PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+	groups := tt.plan()
+	if len(groups) != 3 {
+		t.Fatalf("groups = %v", groups)
+	}
+	if groups[0].name != "spout-s" || groups[0].parallelism != 3 || len(groups[0].nodes) != 3 {
+		t.Fatalf("source group = %+v", groups[0])
+	}
+	if groups[1].parallelism != 2 || groups[1].committer || len(groups[1].upstream) != 1 {
+		t.Fatalf("middle group = %+v", groups[1])
+	}
+	if !groups[2].committer || groups[2].upstream[0] != groups[1] {
+		t.Fatalf("last group = %+v", groups[2])
+	}
+}
