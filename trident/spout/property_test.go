@@ -24,6 +24,7 @@ type flight struct {
 	b       spout.Batch
 	emitted []bool  // by task
 	tuples  [][]rec // by task
+	failed  bool    // an emission failed; the batch coordinator will hear
 }
 
 func (f *flight) complete() bool { return !slices.Contains(f.emitted, false) }
@@ -53,7 +54,7 @@ type model struct {
 	log       map[spout.Partition][]rec
 	frozen    map[state.TxID][]rec // content when its commit began
 	first     map[state.TxID][]rec // transactional: first complete emission
-	parts     int
+	names     []string // partition names not used yet
 }
 
 func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
@@ -67,6 +68,9 @@ func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
 		first:    map[state.TxID][]rec{},
 	}
 	m.src = spouttest.NewSource()
+	// Partitions join anywhere in the sorted order, so that a new one
+	// moves others between tasks.
+	m.names = rapid.Permutation([]string{"a", "b", "c", "d", "e", "f"}).Draw(t, "names")
 	for range rapid.IntRange(1, 3).Draw(t, "partitions") {
 		m.addPartition()
 	}
@@ -86,8 +90,10 @@ func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
 }
 
 func (m *model) addPartition() {
-	m.src.AddPartition(spout.Partition(fmt.Sprintf("p%d", m.parts)))
-	m.parts++
+	if len(m.names) > 0 {
+		m.src.AddPartition(spout.Partition(m.names[0]))
+		m.names = m.names[1:]
+	}
 }
 
 // check accepts err only as an injected retryable store fault.
@@ -139,12 +145,14 @@ func (m *model) emitBy(t *rapid.T, task int) bool {
 	f := m.flights[i]
 	var c spouttest.Collector
 	if err := m.r.execs[task].EmitBatch(context.Background(), f.b, &c); err != nil {
+		// The failure reaches the batch coordinator later; meanwhile
+		// the tasks go on with the next batches.
 		m.check(fmt.Sprintf("task %d emit %s", task, f.a), err)
-		m.discard(i)
+		f.emitted[task], f.failed = true, true
 		return true
 	}
 	f.emitted[task], f.tuples[task] = true, c.Records()
-	if !f.complete() {
+	if f.failed || !f.complete() {
 		return true
 	}
 	got := f.content()
@@ -189,10 +197,14 @@ func (m *model) commit(t *rapid.T, stateFails bool) {
 			m.emitBy(t, task)
 		}
 	}
-	if len(m.flights) == 0 || !m.flights[0].complete() {
-		return // an emission failed
+	if len(m.flights) == 0 {
+		return
 	}
 	f := m.flights[0]
+	if f.failed || !f.complete() {
+		m.discard(0) // the batch coordinator heard of the failure
+		return
+	}
 	if err := m.r.tryBeginCommit(f.a); err != nil {
 		m.check("begin commit "+f.a.String(), err)
 		m.discard(0)
@@ -265,9 +277,7 @@ func runModel(t *rapid.T, kind spout.Kind, faults bool) *model {
 		case "append":
 			m.append(t)
 		case "addPartition":
-			if m.parts < 5 {
-				m.addPartition()
-			}
+			m.addPartition()
 		case "batchSize":
 			m.src.SetMaxBatch(rapid.IntRange(0, 3).Draw(t, "maxBatch"))
 		case "advance":

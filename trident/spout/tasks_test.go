@@ -150,3 +150,24 @@ func TestPartitionMovesFromLaggingTask(t *testing.T) {
 		wantRecs(t, "batch 3", r.batch(at(3, 0)), recs("c", 2, 4))
 	})
 }
+
+// A moved partition sits out every batch begun before the batch that gave
+// it to the old task committed, not only the first one.
+func TestMovedPartitionWaitsForCommit(t *testing.T) {
+	forKinds(t, func(t *testing.T, kind spout.Kind) {
+		src := spouttest.NewSource("a", "c")
+		src.SetMaxBatch(1)
+		fill(src, "a", 5)
+		fill(src, "c", 5)
+		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		wantRecs(t, "batch 1", r.emit(at(1, 0)), cat(recs("a", 0, 1), recs("c", 0, 1)))
+		src.AddPartition("b") // c moves to task 0
+		wantRecs(t, "batch 2", r.emit(at(2, 0)), recs("a", 1, 2))
+		wantRecs(t, "batch 3", r.emit(at(3, 0)), recs("a", 2, 3))
+		r.commit(at(1, 0))
+		wantRecs(t, "batch 4", r.emit(at(4, 0)), cat(recs("a", 3, 4), recs("c", 1, 2)))
+		r.commit(at(2, 0))
+		r.commit(at(3, 0))
+		r.commit(at(4, 0))
+	})
+}

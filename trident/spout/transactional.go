@@ -75,9 +75,10 @@ func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt,
 		return result[M]{meta: m, stored: true, frozen: true}, nil
 	}
 
-	// The partition's last batch. If a batch of p is stored for a later
-	// txid (this txid's store failed and the later one went ahead from
-	// the same start), this txid has nothing for p, as in Storm.
+	// The partition's last batch. Storm's rule is kept as a guard: if a
+	// batch of p is stored for a later txid, this txid has nothing for p
+	// (it would overlap that batch). The tracker normally prevents it: a
+	// batch of p is emitted only after p's earlier batches were stored.
 	_, _, certain := x.tr.prev(p, txid)
 	var (
 		prev M
