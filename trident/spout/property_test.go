@@ -54,7 +54,7 @@ type model struct {
 	log       map[spout.Partition][]rec
 	frozen    map[state.TxID][]rec // content when its commit began
 	first     map[state.TxID][]rec // transactional: first complete emission
-	names     []string // partition names not used yet
+	names     []string             // partition names not used yet
 }
 
 func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
