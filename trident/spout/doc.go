@@ -63,7 +63,7 @@
 // partitions may move between tasks; a task that gains a partition while
 // batches that gave it to another task are in flight cannot know where its
 // next batch starts, so the partition has no batch until those batches
-// committed (see the tracker). A task writes and deletes only the entries
+// committed (docs/spouts.md shows an example). A task writes and deletes only the entries
 // of partitions it owns in the batch at hand (STORM-3337 was a task
 // wiping other tasks' offsets).
 //

@@ -50,18 +50,22 @@ var (
 	ErrClosed = errors.New("spout: closed")
 )
 
-// PartitionError is a failure to emit, re-emit or store the batch of one
-// partition. It keeps the cause's failure kind (retryable, reported or
-// fatal), except that a re-emit failing with ErrUnavailable is reported.
+// PartitionError is a failure to emit, re-emit, load or store the batch
+// of one partition (Partition is empty for a failure of the whole task).
+// It keeps the cause's failure kind (retryable, reported or fatal), except
+// that a re-emit failing with ErrUnavailable is reported.
 type PartitionError struct {
 	Stream    string
 	Partition Partition
 	TxID      state.TxID
-	Op        string // "emit", "reemit", "store", "load", "refresh"
+	Op        string // what failed: "emit", "reemit", "load", "store", "clean up" or "refresh"
 	Err       error
 }
 
 func (e *PartitionError) Error() string {
+	if e.Partition == "" { // a failure of the task, such as "refresh"
+		return fmt.Sprintf("spout: stream %q txid %d: %s: %v", e.Stream, e.TxID, e.Op, e.Err)
+	}
 	return fmt.Sprintf("spout: stream %q partition %s txid %d: %s: %v", e.Stream, e.Partition, e.TxID, e.Op, e.Err)
 }
 

@@ -65,12 +65,12 @@ func (x *OpaqueExecutor[M]) emitPartition(ctx context.Context, b Batch, p Partit
 		case err != nil:
 			return result[M]{}, err
 		case found && isMark:
-			return result[M]{skipped: true, stored: true, frozen: true}, nil
+			return result[M]{skipped: true, stored: true}, nil
 		case found:
 			if err := x.reemit(ctx, a, p, m, c); err != nil {
 				return result[M]{}, err
 			}
-			return result[M]{meta: m, stored: true, frozen: true}, nil
+			return result[M]{meta: m, stored: true}, nil
 		}
 		// Not found: this task's BeginCommit did not get to p, so the
 		// commit never wrote state and the batch of p is still free.

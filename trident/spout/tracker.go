@@ -26,7 +26,7 @@ type tracker[M any] struct {
 	started        bool
 	committed      state.TxID // every txid up to this one committed
 	live           map[state.TxID]*record[M]
-	owned          []Partition // the partitions of the last batch begun
+	owned          []Partition // the partitions last given to the Refresher
 	refreshed      bool        // owned was given to the Refresher
 }
 
@@ -44,7 +44,6 @@ type result[M any] struct {
 	meta    M
 	skipped bool // the partition has no batch in this txid
 	stored  bool // the store holds this txid's entry for the partition
-	frozen  bool // that entry was read from the store (nothing to write)
 }
 
 func newTracker[M any](task, numTasks int) tracker[M] {

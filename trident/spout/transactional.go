@@ -67,12 +67,12 @@ func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt,
 	case err != nil:
 		return result[M]{}, err
 	case found && isMark:
-		return result[M]{skipped: true, stored: true, frozen: true}, nil
+		return result[M]{skipped: true, stored: true}, nil
 	case found:
 		if err := x.reemit(ctx, a, p, m, c); err != nil {
 			return result[M]{}, err
 		}
-		return result[M]{meta: m, stored: true, frozen: true}, nil
+		return result[M]{meta: m, stored: true}, nil
 	}
 
 	// The partition's last batch. Storm's rule is kept as a guard: if a
