@@ -192,3 +192,9 @@ func (s *Stream) GroupBy(fields ...string) *GroupedStream {
 	}
 	return &GroupedStream{s: s.PartitionBy(fields...), fields: slices.Clone(fields)}
 }
+
+// Parallelism asks for n tasks for the aggregation that follows.
+func (g *GroupedStream) Parallelism(n int) *GroupedStream {
+	g.s.Parallelism(n)
+	return g
+}

@@ -29,7 +29,7 @@ func wordCount(src *fixedBatchSpout, f StateFactory[int64], parallelism int) *To
 	tt := NewTopology("wordcount")
 	s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
 	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
-	g.s.Parallelism(parallelism)
+	g.Parallelism(parallelism)
 	PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
 	return tt
 }

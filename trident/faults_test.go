@@ -1,0 +1,177 @@
+package trident
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/nontransactional"
+	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/state/statetest"
+	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// TestExactlyOnceUnderFaults runs a word count over a partitioned source
+// with random retryable failures in an operation, in the source, in the
+// backing map (including puts that fail after writing part of their keys)
+// and after the state write (in NewValuesStream), one worker crash in the
+// processing or the commit phase, and (for the opaque flavour) replays that
+// read more than the first attempt did. Opaque and transactional state must equal the
+// oracle exactly; non-transactional state may only over-count. A failing
+// seed is printed; rerun it with -run 'TestExactlyOnceUnderFaults/<name>'.
+func TestExactlyOnceUnderFaults(t *testing.T) {
+	flavours := []struct {
+		name    string
+		source  func(*spouttest.Source) Source
+		wrap    func(state.BackingMap[[]byte]) state.MapState[int64]
+		atLeast bool
+	}{
+		{"opaque", func(s *spouttest.Source) Source {
+			return OpaqueSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
+		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
+			return opaque.New(m, state.MapOptions[int64]{})
+		}, false},
+		{"transactional", func(s *spouttest.Source) Source {
+			return TransactionalSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
+		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
+			return transactional.New(m, state.MapOptions[int64]{})
+		}, false},
+		{"nontransactional", func(s *spouttest.Source) Source {
+			return OpaqueSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() })
+		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
+			return nontransactional.New(m, state.MapOptions[int64]{})
+		}, true},
+	}
+	for _, fl := range flavours {
+		for seed := uint64(1); seed <= faultSeeds; seed++ {
+			t.Run(fmt.Sprintf("%s/seed=%d", fl.name, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					runFaultyWordCount(t, seed, fl.source, fl.wrap, fl.atLeast, fl.name == "opaque")
+				})
+			})
+		}
+	}
+}
+
+var faultWords = []string{"ant", "bee", "cat", "dog", "eel", "fox"}
+
+func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Source) Source,
+	wrap func(state.BackingMap[[]byte]) state.MapState[int64], atLeast, growingReplays bool) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	src := spouttest.NewSource("p0", "p1", "p2")
+	want := map[string]int64{}
+	for _, p := range []spout.Partition{"p0", "p1", "p2"} {
+		for range 40 {
+			w := faultWords[rng.IntN(len(faultWords))]
+			src.Append(p, w)
+			want[w]++
+		}
+	}
+	if growingReplays {
+		src.SetLimit(func(a spout.Attempt, _ spout.Partition) int { return 3 + int(a.N) })
+	} else {
+		src.SetMaxBatch(3)
+	}
+	var mu sync.Mutex
+	faultRng := rand.New(rand.NewPCG(seed, 2))
+	chance := func(p float64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return faultRng.Float64() < p
+	}
+	src.SetFault(func(spouttest.Call) error {
+		if chance(0.05) {
+			return failure.Retryable(errFlaky)
+		}
+		return nil
+	})
+	// The state's backing maps: the topology reads and writes them through
+	// a fault-injecting wrapper, the test reads them directly.
+	var memMu sync.Mutex
+	mems := map[int]*state.Memory{}
+	memory := func(p int) *state.Memory {
+		memMu.Lock()
+		defer memMu.Unlock()
+		if mems[p] == nil {
+			mems[p] = state.NewMemory(fmt.Sprint(p))
+		}
+		return mems[p]
+	}
+	faulty := func(_ context.Context, p, _ int) (state.MapState[int64], error) {
+		return wrap(statetest.NewFaultMap[[]byte](memory(p), func(op statetest.Op, _ int, keys []state.Key) statetest.Fault {
+			switch {
+			case op == statetest.OpGet && chance(0.03):
+				return statetest.Retryable(0)
+			case op == statetest.OpPut && chance(0.1):
+				return statetest.Retryable(len(keys) / 2) // part of the keys are written
+			}
+			return statetest.Fault{}
+		})), nil
+	}
+	clean := func(_ context.Context, p, _ int) (state.MapState[int64], error) { return wrap(memory(p)), nil }
+
+	var crashed atomic.Bool
+	crashAt := int64(20 + rng.IntN(60))
+	crashInCommit := rng.IntN(2) == 0
+	var seen, committed atomic.Int64
+	tt := NewTopology("faulty")
+	s := tt.NewStream("words", newSource(src))
+	g := s.Each(Fields{"word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
+		if !crashInCommit && seen.Add(1) == crashAt && crashed.CompareAndSwap(false, true) {
+			panic("injected crash")
+		}
+		if chance(0.03) {
+			return failure.Retryable(errFlaky)
+		}
+		out.Emit(tu.String("word"))
+		return nil
+	}), "w").Project("w").GroupBy("w").Parallelism(2)
+	st := PersistentAggregate(g, StateFactory[int64](faulty), Fields{"w"}, count{}, "count")
+	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(context.Context, Tuple, Collector) error {
+		if crashInCommit && committed.Add(1) == crashAt/4 && crashed.CompareAndSwap(false, true) {
+			panic("injected crash after the state write")
+		}
+		if chance(0.02) {
+			return failure.Retryable(errFlaky) // fails the commit after the state write
+		}
+		return nil
+	}))
+	cfg := DefaultConfig()
+	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
+	cfg.BatchEmitInterval = time.Millisecond
+	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
+	r := submit(t, tt, cfg)
+
+	var got map[string]int64
+	waitFor(t, time.Hour, "every record to be counted", func() bool {
+		got = readCounts(t, clean, 2, faultWords...)
+		for _, w := range faultWords {
+			if got[w] < want[w] {
+				return false
+			}
+		}
+		return true
+	})
+	// A few more batches, so that a late double count would show.
+	if err := r.WaitCommitted(context.Background(), r.Committed()+5); err != nil {
+		t.Fatal(err)
+	}
+	got = readCounts(t, clean, 2, faultWords...)
+	for _, w := range faultWords {
+		if atLeast && got[w] < want[w] || !atLeast && got[w] != want[w] {
+			t.Fatalf("seed %d: %q counted %d, want %d (all counts %v, want %v)", seed, w, got[w], want[w], got, want)
+		}
+	}
+	if !crashed.Load() || r.Health().Crashes != 1 {
+		t.Fatalf("seed %d: crashes = %d, want exactly the injected one", seed, r.Health().Crashes)
+	}
+}
