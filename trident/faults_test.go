@@ -16,14 +16,16 @@ import (
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/statetest"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/coordstore/faultstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
 
 // TestExactlyOnceUnderFaults runs a word count over a partitioned source
 // with random retryable failures in an operation, in the source, in the
-// backing map (including puts that fail after writing part of their keys)
-// and after the state write (in NewValuesStream), one worker crash in the
+// backing map (including puts that fail after writing part of their keys),
+// in the coordination store, and after the state write (in NewValuesStream), one worker crash in the
 // processing or the commit phase, and (for the opaque flavour) replays that
 // read more than the first attempt did. Opaque and transactional state must equal the
 // oracle exactly; non-transactional state may only over-count. A failing
@@ -149,6 +151,10 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
 	cfg.BatchEmitInterval = time.Millisecond
 	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
+	// The coordination store fails too, sometimes after a write took
+	// effect (the master then crashes on the version conflict and its
+	// successor reloads the record).
+	cfg.Store = faultstore.Wrap(coordstore.NewMemory(), faultstore.Random(seed, 0.02))
 	r := submit(t, tt, cfg)
 
 	var got map[string]int64
@@ -171,7 +177,7 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 			t.Fatalf("seed %d: %q counted %d, want %d (all counts %v, want %v)", seed, w, got[w], want[w], got, want)
 		}
 	}
-	if !crashed.Load() || r.Health().Crashes != 1 {
-		t.Fatalf("seed %d: crashes = %d, want exactly the injected one", seed, r.Health().Crashes)
+	if !crashed.Load() || r.Health().Crashes < 1 {
+		t.Fatalf("seed %d: the injected crash did not happen (crashes: %d)", seed, r.Health().Crashes)
 	}
 }
