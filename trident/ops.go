@@ -48,3 +48,63 @@ type CombinerAggregator[V any] interface {
 	Combine(a, b V) V
 	Zero() V
 }
+
+// MapFunction turns each tuple into exactly one tuple of new fields.
+// Errors are treated as for Function.
+type MapFunction interface {
+	Map(ctx context.Context, t Tuple) ([]any, error)
+}
+
+// MapFunctionFunc adapts a function to MapFunction.
+type MapFunctionFunc func(ctx context.Context, t Tuple) ([]any, error)
+
+// Map calls f.
+func (f MapFunctionFunc) Map(ctx context.Context, t Tuple) ([]any, error) { return f(ctx, t) }
+
+// FlatMapFunction turns each tuple into zero or more tuples of new fields.
+// Errors are treated as for Function.
+type FlatMapFunction interface {
+	FlatMap(ctx context.Context, t Tuple, out Collector) error
+}
+
+// FlatMapFunctionFunc adapts a function to FlatMapFunction.
+type FlatMapFunctionFunc func(ctx context.Context, t Tuple, out Collector) error
+
+// FlatMap calls f.
+func (f FlatMapFunctionFunc) FlatMap(ctx context.Context, t Tuple, out Collector) error {
+	return f(ctx, t, out)
+}
+
+// Aggregator is the general aggregator: Init starts a batch (or a group
+// within a batch), Aggregate folds in one tuple, Complete emits the result.
+// It may emit any number of tuples at any step. Errors are treated as for
+// Function.
+type Aggregator[S any] interface {
+	Init(batch Attempt, out Collector) (S, error)
+	Aggregate(acc S, t Tuple, out Collector) (S, error)
+	Complete(acc S, out Collector) error
+}
+
+// ReducerAggregator folds tuples into a value, starting from Init. Reduce
+// must not modify acc in place if acc is shared (slices, maps): build a new
+// value. Errors are treated as for Function.
+type ReducerAggregator[V any] interface {
+	Init() V
+	Reduce(acc V, t Tuple) (V, error)
+}
+
+// QueryFunction reads state for a batch: BatchRetrieve gets one result per
+// argument tuple in one call (so that a backend can batch its reads), then
+// Execute runs once per tuple with its result and emits the output values,
+// which are appended to the tuple. Errors are treated as for Function.
+type QueryFunction[S, R any] interface {
+	BatchRetrieve(ctx context.Context, st S, args []Tuple) ([]R, error)
+	Execute(ctx context.Context, t Tuple, result R, out Collector) error
+}
+
+// StateUpdater writes a batch's tuples to state in the batch's commit
+// phase; the values it emits form the updater's new-values stream. Errors
+// are treated as for Function.
+type StateUpdater[S any] interface {
+	UpdateState(ctx context.Context, st S, tuples []Tuple, out Collector) error
+}
