@@ -42,6 +42,7 @@ type batch struct {
 	failed   error
 	sent     map[topology.TaskID]int
 	accs     map[*node]batchAcc
+	aggs     map[*node]aggregateBatch
 }
 
 // Attempt is one attempt at a batch: its txid and attempt number.
@@ -169,7 +170,7 @@ func (b *groupBolt) track(a Attempt) *batch {
 	case bt != nil:
 		b.abandon(bt)
 	}
-	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}}
+	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}}
 	b.batches[a.TxID] = bt
 	return bt
 }
@@ -277,26 +278,55 @@ func (b *groupBolt) failBatch(bt *batch, err error) {
 	b.abandon(bt)
 }
 
-// finish ends a batch: committers write it to state, then every
-// downstream task is told how many tuples it was sent, anchored to anchor.
+// finish ends a batch: aggregations complete and committers write it to
+// state, in declaration order (so a node finishes after the nodes that feed
+// it), then every downstream task is told how many tuples it was sent,
+// anchored to anchor.
 func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 	for _, n := range b.g.nodes {
-		if n.kind != kindPersist {
-			continue
-		}
-		acc := bt.accs[n]
-		if acc == nil {
-			continue
-		}
-		emit := func(values []any) error { return b.emitFrom(n, bt, values) }
-		if err := b.persist[n].commit(b.ctx, bt.attempt.TxID, acc, emit); err != nil {
-			return fmt.Errorf("%s: committing batch %v: %w", b.g.name, bt.attempt, err)
+		switch n.kind {
+		case kindAggregate:
+			var emitErr error
+			if err := b.aggregation(n, bt).complete(b.aggregateOut(n, bt, &emitErr)); err != nil {
+				return err
+			}
+			if emitErr != nil {
+				return emitErr
+			}
+		case kindPersist:
+			acc := bt.accs[n]
+			if acc == nil {
+				continue
+			}
+			emit := func(values []any) error { return b.emitFrom(n, bt, values) }
+			if err := b.persist[n].commit(b.ctx, bt.attempt.TxID, acc, emit); err != nil {
+				return fmt.Errorf("%s: committing batch %v: %w", b.g.name, bt.attempt, err)
+			}
 		}
 	}
 	for _, task := range b.downstream {
 		b.out.EmitDirect(task, streamCoord, topology.Values{bt.attempt, bt.sent[task]}, anchor)
 	}
 	return nil
+}
+
+// aggregation returns node n's state for the batch.
+func (b *groupBolt) aggregation(n *node, bt *batch) aggregateBatch {
+	a := bt.aggs[n]
+	if a == nil {
+		a = n.aggregate.newBatch(bt.attempt)
+		bt.aggs[n] = a
+	}
+	return a
+}
+
+// aggregateOut returns the collectors an aggregation emits through: each
+// emitted tuple is the group's values followed by the emitted values. The
+// first error of an emit is stored in *errp.
+func (b *groupBolt) aggregateOut(n *node, bt *batch, errp *error) func(group []any) Collector {
+	return func(group []any) Collector {
+		return &eachCollector{b: b, n: n, bt: bt, base: group, width: len(n.sch.fields), errp: errp}
+	}
 }
 
 // success forgets batches up to txid.

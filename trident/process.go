@@ -1,6 +1,7 @@
 package trident
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/squallstream/squall/topology"
@@ -32,7 +33,7 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 	switch n.kind {
 	case kindEach:
-		c := &eachCollector{b: b, n: n, bt: bt, base: values}
+		c := &eachCollector{b: b, n: n, bt: bt, base: values, width: len(n.sch.fields)}
 		if err := n.fn.Execute(b.ctx, project(values, n.inIdx, n.inSch), c); err != nil {
 			return err
 		}
@@ -43,8 +44,32 @@ func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 			return err
 		}
 		return b.emitFrom(n, bt, values)
+	case kindMap:
+		out, err := n.mapFn.Map(b.ctx, Tuple{values: values, sch: n.parent.sch})
+		if err != nil {
+			return err
+		}
+		if len(out) != len(n.sch.fields) {
+			return fmt.Errorf("trident: Map returned %d values for fields %v", len(out), n.sch.fields)
+		}
+		return b.emitFrom(n, bt, out)
+	case kindFlatMap:
+		c := &eachCollector{b: b, n: n, bt: bt, width: len(n.sch.fields)}
+		if err := n.flatFn.FlatMap(b.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
+			return err
+		}
+		return c.err
+	case kindPeek:
+		n.peek(Tuple{values: values, sch: n.parent.sch})
+		return b.emitFrom(n, bt, values)
 	case kindProject:
 		return b.emitFrom(n, bt, project(values, n.projIdx, n.sch).values)
+	case kindAggregate:
+		var emitErr error
+		if err := b.aggregation(n, bt).add(values, b.aggregateOut(n, bt, &emitErr)); err != nil {
+			return err
+		}
+		return emitErr
 	case kindPersist:
 		acc := bt.accs[n]
 		if acc == nil {
@@ -57,13 +82,16 @@ func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 	}
 }
 
-// eachCollector appends a function's emitted values to its input tuple.
+// eachCollector appends a function's emitted values to its input tuple
+// (base), and checks their number.
 type eachCollector struct {
-	b    *groupBolt
-	n    *node
-	bt   *batch
-	base []any
-	err  error
+	b     *groupBolt
+	n     *node
+	bt    *batch
+	base  []any
+	width int    // the number of values the node's output has
+	err   error  // the first error of an emit
+	errp  *error // if set, where err is also stored
 }
 
 func (c *eachCollector) Emit(values ...any) {
@@ -71,7 +99,14 @@ func (c *eachCollector) Emit(values ...any) {
 		return
 	}
 	out := append(slices.Clip(c.base), values...)
-	c.err = c.b.emitFrom(c.n, c.bt, out)
+	if len(out) != c.width {
+		c.err = fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):])
+	} else {
+		c.err = c.b.emitFrom(c.n, c.bt, out)
+	}
+	if c.err != nil && c.errp != nil && *c.errp == nil {
+		*c.errp = c.err
+	}
 }
 
 func (c *eachCollector) ReportError(err error) { c.b.out.ReportError(err) }

@@ -184,7 +184,19 @@ func (n *node) grouping() topology.Grouping {
 		return topology.Global()
 	case partBroadcast:
 		return topology.All()
+	case partBatchGlobal:
+		return topology.Custom(func() topology.CustomGrouping { return &batchGrouping{} })
 	default:
 		return topology.Shuffle()
 	}
+}
+
+// batchGrouping sends all tuples of a batch to the task its txid selects.
+type batchGrouping struct{ targets []topology.TaskID }
+
+func (g *batchGrouping) Prepare(targets []topology.TaskID) { g.targets = targets }
+
+func (g *batchGrouping) ChooseTasks(_ topology.TaskID, v topology.Values, dst []topology.TaskID) []topology.TaskID {
+	txid := uint64(v[0].(Attempt).TxID)
+	return append(dst, g.targets[txid%uint64(len(g.targets))])
 }

@@ -28,6 +28,10 @@ const (
 	kindProject
 	kindPartition
 	kindPersist
+	kindMap
+	kindFlatMap
+	kindPeek
+	kindAggregate
 )
 
 // partitioning is how a partition node spreads tuples over the next bolt.
@@ -38,6 +42,7 @@ const (
 	partFields
 	partGlobal
 	partBroadcast
+	partBatchGlobal
 )
 
 // node is one operation of the declared graph.
@@ -49,14 +54,18 @@ type node struct {
 	sch      *schema // output fields
 	hint     int     // parallelism hint, 0 if none
 
-	source  *sourceSpec  // kindSource
-	fn      Function     // kindEach
-	inIdx   []int        // kindEach: input positions in the parent's tuple
-	inSch   *schema      // kindEach, kindPersist: input fields
-	filter  Filter       // kindFilter
-	projIdx []int        // kindProject
-	part    partitioning // kindPartition
-	persist persister    // kindPersist
+	source    *sourceSpec // kindSource
+	fn        Function    // kindEach
+	inIdx     []int       // kindEach: input positions in the parent's tuple
+	inSch     *schema     // kindEach, kindPersist: input fields
+	filter    Filter      // kindFilter
+	mapFn     MapFunction // kindMap
+	flatFn    FlatMapFunction
+	peek      func(Tuple)
+	aggregate aggregator   // kindAggregate
+	projIdx   []int        // kindProject
+	part      partitioning // kindPartition
+	persist   persister    // kindPersist
 
 	group *group // set by the planner
 }
@@ -140,6 +149,47 @@ func (s *Stream) Filter(f Filter) *Stream {
 	return &Stream{t: s.t, n: s.t.add(&node{kind: kindFilter, parent: s.n, filter: f, sch: s.n.sch})}
 }
 
+// Map replaces each tuple with the values fn returns, named outputs.
+func (s *Stream) Map(fn MapFunction, outputs ...string) *Stream {
+	if fn == nil {
+		s.t.errorf("Map: nil function")
+	}
+	s.checkOutputs("Map", outputs)
+	n := &node{kind: kindMap, parent: s.n, mapFn: fn, sch: newSchema(slices.Clone(outputs))}
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// FlatMap replaces each tuple with the tuples fn emits, named outputs.
+func (s *Stream) FlatMap(fn FlatMapFunction, outputs ...string) *Stream {
+	if fn == nil {
+		s.t.errorf("FlatMap: nil function")
+	}
+	s.checkOutputs("FlatMap", outputs)
+	n := &node{kind: kindFlatMap, parent: s.n, flatFn: fn, sch: newSchema(slices.Clone(outputs))}
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// Peek calls fn on every tuple and passes it on unchanged; fn must not
+// keep the tuple.
+func (s *Stream) Peek(fn func(Tuple)) *Stream {
+	if fn == nil {
+		s.t.errorf("Peek: nil function")
+	}
+	return &Stream{t: s.t, n: s.t.add(&node{kind: kindPeek, parent: s.n, peek: fn, sch: s.n.sch})}
+}
+
+// checkOutputs records an error for an empty or repeated output field.
+func (s *Stream) checkOutputs(op string, outputs []string) {
+	if len(outputs) == 0 {
+		s.t.errorf("%s: no output fields", op)
+	}
+	for i, f := range outputs {
+		if f == "" || slices.Index(outputs, f) != i {
+			s.t.errorf("%s: output field %q is empty or repeated", op, f)
+		}
+	}
+}
+
 // Project keeps only the named fields, in that order.
 func (s *Stream) Project(fields ...string) *Stream {
 	s.checkFields("Project", fields)
@@ -167,6 +217,10 @@ func (s *Stream) Global() *Stream { return s.partition(partGlobal, nil) }
 
 // Broadcast sends every tuple to every task of the next operation.
 func (s *Stream) Broadcast() *Stream { return s.partition(partBroadcast, nil) }
+
+// BatchGlobal sends all the tuples of a batch to one task, chosen by the
+// batch's txid, so different batches go to different tasks.
+func (s *Stream) BatchGlobal() *Stream { return s.partition(partBatchGlobal, nil) }
 
 // Parallelism asks for n tasks for the operations between the nearest
 // repartitions around this point of the stream.

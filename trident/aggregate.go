@@ -1,0 +1,153 @@
+package trident
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/squallstream/squall/state"
+)
+
+// PartitionAggregate aggregates each batch's tuples within each partition
+// (task): agg sees the input fields; the output stream has the fields
+// outputs, one tuple per value agg emits.
+func PartitionAggregate[S any](s *Stream, input Fields, agg Aggregator[S], outputs ...string) *Stream {
+	return aggregateNode(s, "PartitionAggregate", nil, input, agg, outputs)
+}
+
+// Aggregate aggregates all of each batch's tuples in one task.
+func Aggregate[S any](s *Stream, input Fields, agg Aggregator[S], outputs ...string) *Stream {
+	return aggregateNode(s.Global(), "Aggregate", nil, input, agg, outputs)
+}
+
+// AggregateGroups aggregates each batch's tuples per group: the output
+// stream has the group fields followed by outputs.
+func AggregateGroups[S any](g *GroupedStream, input Fields, agg Aggregator[S], outputs ...string) *Stream {
+	return aggregateNode(g.s, "AggregateGroups", g.fields, input, agg, outputs)
+}
+
+func aggregateNode[S any](s *Stream, op string, group, input Fields, agg Aggregator[S], outputs []string) *Stream {
+	s.checkFields(op, input)
+	s.checkOutputs(op, outputs)
+	if agg == nil {
+		s.t.errorf("%s: nil aggregator", op)
+	}
+	for _, f := range outputs {
+		if slices.Contains(group, f) {
+			s.t.errorf("%s: output field %q is a group field", op, f)
+		}
+	}
+	a := &aggregateOp[S]{agg: agg, group: s.n.sch.indexes(group), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	n := &node{kind: kindAggregate, parent: s.n, aggregate: a,
+		sch: newSchema(append(slices.Clone(group), outputs...))}
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// Combining runs a CombinerAggregator as an Aggregator that emits the
+// combined value of a batch (or group) once, in Complete.
+func Combining[V any](c CombinerAggregator[V]) Aggregator[V] { return combining[V]{c} }
+
+type combining[V any] struct{ c CombinerAggregator[V] }
+
+func (a combining[V]) Init(Attempt, Collector) (V, error) { return a.c.Zero(), nil }
+func (a combining[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) {
+	v, err := a.c.Init(t)
+	if err != nil {
+		return acc, err
+	}
+	return a.c.Combine(acc, v), nil
+}
+func (a combining[V]) Complete(acc V, out Collector) error { out.Emit(acc); return nil }
+
+// Reducing runs a ReducerAggregator as an Aggregator that emits the reduced
+// value of a batch (or group) once, in Complete.
+func Reducing[V any](r ReducerAggregator[V]) Aggregator[V] { return reducing[V]{r} }
+
+type reducing[V any] struct{ r ReducerAggregator[V] }
+
+func (a reducing[V]) Init(Attempt, Collector) (V, error)               { return a.r.Init(), nil }
+func (a reducing[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) { return a.r.Reduce(acc, t) }
+func (a reducing[V]) Complete(acc V, out Collector) error              { out.Emit(acc); return nil }
+
+// aggregator is the type-erased aggregation of a node.
+type aggregator interface {
+	newBatch(a Attempt) aggregateBatch
+}
+
+// aggregateBatch is one batch's aggregation state in one task.
+type aggregateBatch interface {
+	// add folds a tuple of the parent (values) into its group; out emits
+	// the group's values followed by what the aggregator emits.
+	add(values []any, out func(group []any) Collector) error
+	// complete ends every group, in the order they appeared.
+	complete(out func(group []any) Collector) error
+}
+
+type aggregateOp[S any] struct {
+	agg   Aggregator[S]
+	group []int
+	input []int
+	inSch *schema
+}
+
+func (a *aggregateOp[S]) newBatch(at Attempt) aggregateBatch {
+	return &aggregateBatchOf[S]{op: a, attempt: at, groups: map[string]*groupState[S]{}}
+}
+
+type groupState[S any] struct {
+	group []any
+	acc   S
+}
+
+type aggregateBatchOf[S any] struct {
+	op      *aggregateOp[S]
+	attempt Attempt
+	groups  map[string]*groupState[S]
+	order   []*groupState[S]
+}
+
+func (b *aggregateBatchOf[S]) add(values []any, out func([]any) Collector) error {
+	var key string
+	var group []any
+	if len(b.op.group) > 0 {
+		group = make([]any, len(b.op.group))
+		for i, j := range b.op.group {
+			group[i] = values[j]
+		}
+		k, err := state.NewKey(group...)
+		if err != nil {
+			return fmt.Errorf("trident: group %v: %w", group, err)
+		}
+		key = k.Encoded()
+	}
+	g := b.groups[key]
+	if g == nil {
+		acc, err := b.op.agg.Init(b.attempt, out(group))
+		if err != nil {
+			return err
+		}
+		g = &groupState[S]{group: group, acc: acc}
+		b.groups[key] = g
+		b.order = append(b.order, g)
+	}
+	acc, err := b.op.agg.Aggregate(g.acc, project(values, b.op.input, b.op.inSch), out(g.group))
+	g.acc = acc
+	return err
+}
+
+func (b *aggregateBatchOf[S]) complete(out func([]any) Collector) error {
+	if len(b.op.group) == 0 && len(b.order) == 0 {
+		// An ungrouped aggregation of an empty batch still completes once,
+		// from Init, as Storm's does (a count of nothing is 0).
+		acc, err := b.op.agg.Init(b.attempt, out(nil))
+		if err != nil {
+			return err
+		}
+		b.order = append(b.order, &groupState[S]{acc: acc})
+	}
+	for _, g := range b.order {
+		if err := b.op.agg.Complete(g.acc, out(g.group)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
