@@ -26,6 +26,7 @@ type groupBolt struct {
 	expectedReports int               // coordination tuples per batch
 	downstream      []topology.TaskID // tasks that get our coordination tuples
 	batches         map[state.TxID]*batch
+	inputs          map[string]input // by topology stream
 	persist         map[*node]persistTask
 	executor        spout.Executor // source groups only
 }
@@ -55,6 +56,10 @@ func newGroupBolt(g *group, store coordstore.Store, st *status) func() topology.
 func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {
 	b.ctx, b.out, b.task = ctx, out, info.Task
 	b.batches = map[state.TxID]*batch{}
+	b.inputs = map[string]input{}
+	for _, in := range b.g.inputs {
+		b.inputs[in.stream()] = in
+	}
 	b.persist = map[*node]persistTask{}
 	for _, up := range b.g.upstream {
 		b.expectedReports += len(info.Tasks(up.name))
@@ -195,7 +200,8 @@ func (b *groupBolt) data(t *topology.Tuple) {
 		return
 	}
 	bt.received++
-	if err := b.emitFrom(b.g.entry, bt, vals[1:]); err != nil {
+	in := b.inputs[t.SourceStream()]
+	if err := b.enter(in, bt, vals[1:]); err != nil {
 		b.failBatch(bt, err)
 	}
 }

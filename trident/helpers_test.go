@@ -140,3 +140,5 @@ type errorString string
 func (e errorString) Error() string { return string(e) }
 
 func retryable(err error) error { return failure.Retryable(err) }
+
+func containsText(s, sub string) bool { return strings.Contains(s, sub) }

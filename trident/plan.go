@@ -2,6 +2,7 @@ package trident
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -14,9 +15,34 @@ type group struct {
 	entry       *node   // the source or partition node the group starts at
 	parallelism int
 	committer   bool     // it holds a persistent aggregation
-	upstream    []*group // groups that send it data
-	downstream  []*group // groups it sends data to
+	inputs      []input  // the data streams it receives
+	upstream    []*group // groups that send it data, each once
+	downstream  []*group // groups it sends data to, each once
 	sourceIndex int      // for source groups: index among the sources
+}
+
+// input is one data stream a group receives: the output of node from (in
+// another group), delivered to node entry of this group. side tells a
+// join which of its inputs this is.
+type input struct {
+	from  *node
+	entry *node
+	side  int
+}
+
+// stream returns the topology stream of the input.
+func (in input) stream() string { return dataStream(in.from) }
+
+// connect records that g receives from's output at entry.
+func (g *group) connect(from, entry *node, side int) {
+	g.inputs = append(g.inputs, input{from: from, entry: entry, side: side})
+	up := from.group
+	if !slices.Contains(g.upstream, up) {
+		g.upstream = append(g.upstream, up)
+	}
+	if !slices.Contains(up.downstream, g) {
+		up.downstream = append(up.downstream, g)
+	}
 }
 
 // masterComponent is the id of the master coordinator spout.
@@ -57,11 +83,11 @@ func (t *Topology) plan() []*group {
 				}
 			}
 			n.group.parallelism = max(n.source.parallelism, 1)
-		case kindPartition:
+		case kindPartition, kindMerge:
 			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
-			up := n.parent.group
-			n.group.upstream = append(n.group.upstream, up)
-			up.downstream = append(up.downstream, n.group)
+			for side, p := range n.inputs() {
+				n.group.connect(p, n, side)
+			}
 		default:
 			n.group = n.parent.group
 		}

@@ -29,6 +29,11 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 	return nil
 }
 
+// enter runs a tuple that arrived on input in through the group.
+func (b *groupBolt) enter(in input, bt *batch, values []any) error {
+	return b.emitFrom(in.entry, bt, values)
+}
+
 // process runs node n on a tuple of its parent.
 func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 	switch n.kind {

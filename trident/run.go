@@ -163,9 +163,9 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 			if crossesGroups(n) {
 				d.OutputStream(dataStream(n), append(Fields{fieldBatch}, n.sch.fields...)...)
 			}
-			if n.kind == kindPartition {
-				d.InputStream(n.parent.group.name, dataStream(n.parent), n.grouping())
-			}
+		}
+		for _, in := range g.inputs {
+			d.InputStream(in.from.group.name, in.stream(), in.entry.grouping(in.side))
 		}
 	}
 	topo, err := b.Build()
@@ -175,8 +175,12 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 	return topo, st, nil
 }
 
-// grouping returns the tuple-level grouping of a partition node.
-func (n *node) grouping() topology.Grouping {
+// grouping returns the tuple-level grouping with which the node's group
+// receives its input number side.
+func (n *node) grouping(side int) topology.Grouping {
+	if n.kind == kindMerge {
+		return topology.LocalOrShuffle()
+	}
 	switch n.part {
 	case partFields:
 		return topology.ByFields(n.inSch.fields...)

@@ -32,6 +32,7 @@ const (
 	kindFlatMap
 	kindPeek
 	kindAggregate
+	kindMerge
 )
 
 // partitioning is how a partition node spreads tuples over the next bolt.
@@ -50,6 +51,7 @@ type node struct {
 	id       int
 	kind     nodeKind
 	parent   *node
+	others   []*node // further parents of a merge or join
 	children []*node
 	sch      *schema // output fields
 	hint     int     // parallelism hint, 0 if none
@@ -70,10 +72,18 @@ type node struct {
 	group *group // set by the planner
 }
 
+// inputs returns the node's parents.
+func (n *node) inputs() []*node {
+	if n.parent == nil {
+		return nil
+	}
+	return append([]*node{n.parent}, n.others...)
+}
+
 func (t *Topology) add(n *node) *node {
 	n.id = len(t.nodes)
-	if n.parent != nil {
-		n.parent.children = append(n.parent.children, n)
+	for _, p := range n.inputs() {
+		p.children = append(p.children, n)
 	}
 	t.nodes = append(t.nodes, n)
 	return n
@@ -230,6 +240,38 @@ func (s *Stream) Parallelism(n int) *Stream {
 	}
 	s.n.hint = n
 	return s
+}
+
+// Merge returns the union of streams, which must belong to t and have the
+// same fields. Its tuples are spread evenly over the next operation's
+// tasks.
+func (t *Topology) Merge(streams ...*Stream) *Stream {
+	if len(streams) < 2 {
+		t.errorf("Merge: needs at least two streams, got %d", len(streams))
+		if len(streams) == 1 {
+			return streams[0]
+		}
+	}
+	n := &node{kind: kindMerge}
+	for i, s := range streams {
+		if s.t != t {
+			t.errorf("Merge: stream %d belongs to another topology", i)
+			continue
+		}
+		if i == 0 {
+			n.parent, n.sch = s.n, s.n.sch
+			continue
+		}
+		if !slices.Equal(s.n.sch.fields, n.sch.fields) {
+			t.errorf("Merge: stream %d has fields %v, stream 0 has %v", i, s.n.sch.fields, n.sch.fields)
+		}
+		n.others = append(n.others, s.n)
+	}
+	if n.parent == nil {
+		n.sch = newSchema(nil)
+		return &Stream{t: t, n: t.add(n)}
+	}
+	return &Stream{t: t, n: t.add(n)}
 }
 
 // GroupedStream is a stream partitioned by group fields, ready to be
