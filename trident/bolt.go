@@ -28,6 +28,7 @@ type groupBolt struct {
 	batches         map[state.TxID]*batch
 	inputs          map[string]input // by topology stream
 	persist         map[*node]persistTask
+	static          map[*node]any  // opened static state of query nodes
 	executor        spout.Executor // source groups only
 }
 
@@ -44,6 +45,7 @@ type batch struct {
 	sent     map[topology.TaskID]int
 	accs     map[*node]batchAcc
 	aggs     map[*node]aggregateBatch
+	queries  map[*node]queryBatch
 }
 
 // Attempt is one attempt at a batch: its txid and attempt number.
@@ -67,7 +69,15 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 	for _, down := range b.g.downstream {
 		b.downstream = append(b.downstream, info.Tasks(down.name)...)
 	}
+	b.static = map[*node]any{}
 	for _, n := range b.g.nodes {
+		if n.openStatic != nil {
+			st, err := n.openStatic(ctx, info.Index, info.NumTasks)
+			if err != nil {
+				return fmt.Errorf("opening static state: %w", err)
+			}
+			b.static[n] = st
+		}
 		if n.kind == kindPersist {
 			p, err := n.persist.open(ctx, info.Index, info.NumTasks)
 			if err != nil {
@@ -175,7 +185,7 @@ func (b *groupBolt) track(a Attempt) *batch {
 	case bt != nil:
 		b.abandon(bt)
 	}
-	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}}
+	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}, queries: map[*node]queryBatch{}}
 	b.batches[a.TxID] = bt
 	return bt
 }
@@ -299,14 +309,34 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 			if emitErr != nil {
 				return emitErr
 			}
+		case kindQuery:
+			q := bt.queries[n]
+			if q == nil {
+				continue
+			}
+			st := b.static[n]
+			if n.stateNode != nil {
+				st = b.persist[n.stateNode].state()
+			}
+			var emitErr error
+			if err := q.run(b.ctx, st, b.aggregateOut(n, bt, &emitErr)); err != nil {
+				return err
+			}
+			if emitErr != nil {
+				return emitErr
+			}
 		case kindPersist:
 			acc := bt.accs[n]
 			if acc == nil {
 				continue
 			}
-			emit := func(values []any) error { return b.emitFrom(n, bt, values) }
-			if err := b.persist[n].commit(b.ctx, bt.attempt.TxID, acc, emit); err != nil {
+			var emitErr error
+			out := &eachCollector{b: b, n: n, bt: bt, width: len(n.sch.fields), errp: &emitErr}
+			if err := b.persist[n].commit(b.ctx, bt.attempt.TxID, acc, out); err != nil {
 				return fmt.Errorf("%s: committing batch %v: %w", b.g.name, bt.attempt, err)
+			}
+			if emitErr != nil {
+				return emitErr
 			}
 		}
 	}

@@ -80,3 +80,17 @@ func TestPlanGroupsOperationsBetweenRepartitions(t *testing.T) {
 		t.Fatalf("last group = %+v", groups[2])
 	}
 }
+
+func TestStateQueryAgainstAnotherTopologysState(t *testing.T) {
+	other := NewTopology("other")
+	counts := PersistentAggregate(
+		other.NewStream("w", BatchSource(Fields{"word"}, func() spout.Batcher { return newFixed(1) })).GroupBy("word"),
+		OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+	tt := NewTopology("t")
+	q := tt.NewStream("q", BatchSource(Fields{"word"}, func() spout.Batcher { return newFixed(1) }))
+	StateQuery(q, counts, Fields{"word"}, mapGet{}, "count")
+	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "StateQuery: the state belongs to another topology") {
+		t.Fatalf("submit = %v", err)
+	}
+}

@@ -13,23 +13,33 @@ import (
 // in-memory state must keep the data outside the state it returns.
 type StateFactory[V any] func(ctx context.Context, partition, numPartitions int) (state.MapState[V], error)
 
-// State is the result of a persistent aggregation.
-type State struct {
-	t *Topology
-	n *node
+// State is state of type S that a topology writes (PersistentAggregate,
+// PartitionPersist) or only reads (StaticState). StateQuery reads it.
+type State[S any] struct {
+	t      *Topology
+	n      *node                                                              // the writing node; nil for static state
+	open   func(ctx context.Context, partition, numPartitions int) (S, error) // static state only
+	byKeys bool                                                               // queries are partitioned by their input fields (map state keyed by group)
 }
 
-// NewValuesStream is the stream of the aggregates a batch changed: the
-// group fields followed by the new value, emitted in the batch's commit
-// phase.
-func (s *State) NewValuesStream() *Stream { return &Stream{t: s.t, n: s.n} }
+// NewValuesStream is the stream of what each batch wrote, emitted in the
+// batch's commit phase: for PersistentAggregate the group fields followed
+// by the new value; for PartitionPersist what the updater emitted. It is
+// empty for static state.
+func (s *State[S]) NewValuesStream() *Stream {
+	if s.n == nil {
+		s.t.errorf("NewValuesStream: static state has no new values")
+		return &Stream{t: s.t, n: s.t.add(&node{kind: kindProject, sch: newSchema(nil)})}
+	}
+	return &Stream{t: s.t, n: s.n}
+}
 
 // PersistentAggregate keeps, for every group, the aggregate of the input
 // fields of all its tuples in map state made by factory. Each batch is
 // pre-aggregated per group and applied in the batch's commit phase, with
 // the batch's txid: with opaque or transactional state every tuple counts
 // exactly once, through replays and crashes.
-func PersistentAggregate[V any](g *GroupedStream, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State {
+func PersistentAggregate[V any](g *GroupedStream, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State[state.MapState[V]] {
 	s := g.s
 	s.checkFields("PersistentAggregate", input)
 	if factory == nil || agg == nil {
@@ -41,7 +51,7 @@ func PersistentAggregate[V any](g *GroupedStream, factory StateFactory[V], input
 	p := &persistOp[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
 	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: newSchema(slices.Clone(input)),
 		sch: newSchema(append(slices.Clone(g.fields), output))}
-	return &State{t: s.t, n: s.t.add(n)}
+	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }
 
 // persister is the type-erased persistent aggregation of a node.
@@ -51,11 +61,14 @@ type persister interface {
 
 // persistTask is one task's share of a persistent aggregation.
 type persistTask interface {
+	// state returns the task's state, for queries.
+	state() any
 	// newBatch returns the per-batch accumulator.
 	newBatch() batchAcc
-	// commit applies the batch to state with txid and emits every changed
-	// group with its new value.
-	commit(ctx context.Context, txid state.TxID, acc batchAcc, emit func(values []any) error) error
+	// commit applies the batch to state with txid and emits what changed
+	// (for a persistent aggregation, every changed group with its new
+	// value) to out.
+	commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error
 }
 
 // batchAcc pre-aggregates one batch.
@@ -85,6 +98,8 @@ type persistTaskOf[V any] struct {
 	op *persistOp[V]
 	ms state.MapState[V]
 }
+
+func (t *persistTaskOf[V]) state() any { return t.ms }
 
 type groupAcc[V any] struct {
 	key   state.Key
@@ -126,7 +141,7 @@ func (a *accOf[V]) add(values []any, in *schema) error {
 	return nil
 }
 
-func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, emit func([]any) error) error {
+func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
 	a := acc.(*accOf[V])
 	if len(a.order) == 0 {
 		return nil // as in Storm, empty batches do not touch state
@@ -149,9 +164,7 @@ func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batc
 		return err
 	}
 	for i, g := range a.order {
-		if err := emit(append(slices.Clone(g.group), vals[i])); err != nil {
-			return err
-		}
+		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil
 }

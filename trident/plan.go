@@ -88,6 +88,14 @@ func (t *Topology) plan() []*group {
 			for side, p := range n.inputs() {
 				n.group.connect(p, n, side)
 			}
+		case kindQuery:
+			n.group = n.parent.group
+			if n.stateNode != nil {
+				n.group = n.stateNode.group
+				if n.parent.group != n.group {
+					n.group.connect(n.parent, n, 0)
+				}
+			}
 		default:
 			n.group = n.parent.group
 		}

@@ -29,9 +29,13 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 	return nil
 }
 
-// enter runs a tuple that arrived on input in through the group.
+// enter runs a tuple that arrived on input in through the group: a
+// repartition or merge passes it on, any other node processes it.
 func (b *groupBolt) enter(in input, bt *batch, values []any) error {
-	return b.emitFrom(in.entry, bt, values)
+	if k := in.entry.kind; k == kindPartition || k == kindMerge {
+		return b.emitFrom(in.entry, bt, values)
+	}
+	return b.process(in.entry, bt, values)
 }
 
 // process runs node n on a tuple of its parent.
@@ -75,6 +79,14 @@ func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 			return err
 		}
 		return emitErr
+	case kindQuery:
+		q := bt.queries[n]
+		if q == nil {
+			q = n.query.newBatch()
+			bt.queries[n] = q
+		}
+		q.add(values)
+		return nil
 	case kindPersist:
 		acc := bt.accs[n]
 		if acc == nil {

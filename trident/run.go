@@ -178,8 +178,13 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 // grouping returns the tuple-level grouping with which the node's group
 // receives its input number side.
 func (n *node) grouping(side int) topology.Grouping {
-	if n.kind == kindMerge {
+	switch {
+	case n.kind == kindMerge:
 		return topology.LocalOrShuffle()
+	case n.kind == kindQuery && n.byKeys:
+		return topology.ByFields(n.inSch.fields...)
+	case n.kind == kindQuery:
+		return topology.Shuffle()
 	}
 	switch n.part {
 	case partFields:

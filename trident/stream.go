@@ -1,6 +1,7 @@
 package trident
 
 import (
+	"context"
 	"fmt"
 	"slices"
 )
@@ -33,6 +34,7 @@ const (
 	kindPeek
 	kindAggregate
 	kindMerge
+	kindQuery
 )
 
 // partitioning is how a partition node spreads tuples over the next bolt.
@@ -68,6 +70,11 @@ type node struct {
 	projIdx   []int        // kindProject
 	part      partitioning // kindPartition
 	persist   persister    // kindPersist
+
+	query      querier // kindQuery
+	stateNode  *node   // kindQuery: the node that writes the state; nil for static state
+	byKeys     bool    // kindQuery: route by the input fields
+	openStatic func(ctx context.Context, partition, numPartitions int) (any, error)
 
 	group *group // set by the planner
 }

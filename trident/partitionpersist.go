@@ -1,0 +1,77 @@
+package trident
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/squallstream/squall/state"
+)
+
+// PartitionPersist writes each batch's tuples (the input fields) to state
+// with updater, once per partition, in the batch's commit phase:
+// BeginCommit(txid), UpdateState, Commit(txid). Empty batches do not touch
+// state. What the updater emits forms the new-values stream, with fields
+// outputs.
+func PartitionPersist[S state.State](s *Stream, factory func(ctx context.Context, partition, numPartitions int) (S, error),
+	input Fields, updater StateUpdater[S], outputs ...string) *State[S] {
+	s.checkFields("PartitionPersist", input)
+	if factory == nil || any(updater) == nil {
+		s.t.errorf("PartitionPersist: nil state factory or updater")
+	}
+	p := &updaterOp[S]{factory: factory, updater: updater, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: p.inSch, sch: newSchema(slices.Clone(outputs))}
+	return &State[S]{t: s.t, n: s.t.add(n)}
+}
+
+type updaterOp[S state.State] struct {
+	factory func(ctx context.Context, partition, numPartitions int) (S, error)
+	updater StateUpdater[S]
+	input   []int
+	inSch   *schema
+}
+
+func (u *updaterOp[S]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+	st, err := u.factory(ctx, partition, numPartitions)
+	if err != nil {
+		return nil, err
+	}
+	if any(st) == nil {
+		return nil, fmt.Errorf("trident: state factory returned nil for partition %d", partition)
+	}
+	return &updaterTask[S]{op: u, st: st}, nil
+}
+
+type updaterTask[S state.State] struct {
+	op *updaterOp[S]
+	st S
+}
+
+func (t *updaterTask[S]) state() any { return t.st }
+
+// tupleBuffer keeps a batch's input tuples.
+type tupleBuffer struct {
+	idx    []int
+	tuples []Tuple
+}
+
+func (b *tupleBuffer) add(values []any, in *schema) error {
+	b.tuples = append(b.tuples, project(values, b.idx, in))
+	return nil
+}
+
+func (t *updaterTask[S]) newBatch() batchAcc { return &tupleBuffer{idx: t.op.input} }
+
+func (t *updaterTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
+	buf := acc.(*tupleBuffer)
+	if len(buf.tuples) == 0 {
+		return nil
+	}
+	if err := t.st.BeginCommit(ctx, txid); err != nil {
+		return err
+	}
+	if err := t.op.updater.UpdateState(ctx, t.st, buf.tuples, out); err != nil {
+		return err
+	}
+	return t.st.Commit(ctx, txid)
+}

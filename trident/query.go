@@ -1,0 +1,105 @@
+package trident
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// StaticState is state the topology only reads, made per task by open (for
+// example a lookup table). Query it with StateQuery.
+func StaticState[S any](t *Topology, open func(ctx context.Context, partition, numPartitions int) (S, error)) *State[S] {
+	if open == nil {
+		t.errorf("StaticState: nil open function")
+	}
+	return &State[S]{t: t, open: open}
+}
+
+// StateQuery reads st for each batch of s: q.BatchRetrieve gets the input
+// fields of all the batch's tuples in one call, then q.Execute emits, for
+// each tuple, values named outputs that are appended to it.
+//
+// A query of state the topology writes runs in the tasks that hold the
+// state, in the batch's commit phase, after the batch's own writes: tuples
+// are sent to the partition that holds their key (the input fields) for
+// state made by PersistentAggregate, and spread evenly otherwise. A query of
+// static state runs where s runs, as soon as the batch is complete.
+func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction[S, R], outputs ...string) *Stream {
+	s.checkFields("StateQuery", input)
+	s.checkOutputs("StateQuery", outputs)
+	if st == nil || any(q) == nil {
+		s.t.errorf("StateQuery: nil state or query function")
+		st = &State[S]{t: s.t}
+	}
+	if st.t != s.t {
+		s.t.errorf("StateQuery: the state belongs to another topology")
+	}
+	for _, f := range outputs {
+		if slices.Contains(s.n.sch.fields, f) {
+			s.t.errorf("StateQuery: output field %q clashes with an existing field (stream fields: %v)", f, s.n.sch.fields)
+		}
+	}
+	op := &queryOp[S, R]{q: q, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input)), parentSch: s.n.sch}
+	n := &node{kind: kindQuery, parent: s.n, query: op, stateNode: st.n, byKeys: st.byKeys,
+		inSch: op.inSch, sch: newSchema(append(slices.Clone(s.n.sch.fields), outputs...))}
+	if st.n == nil && st.open != nil {
+		n.openStatic = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
+	}
+	return &Stream{t: s.t, n: s.t.add(n)}
+}
+
+// querier is the type-erased query of a node.
+type querier interface {
+	newBatch() queryBatch
+}
+
+// queryBatch is one batch's query arguments in one task.
+type queryBatch interface {
+	add(values []any)
+	// run queries st and emits, for each tuple, through out(tuple).
+	run(ctx context.Context, st any, out func(base []any) Collector) error
+}
+
+type queryOp[S, R any] struct {
+	q         QueryFunction[S, R]
+	input     []int
+	inSch     *schema
+	parentSch *schema
+}
+
+func (o *queryOp[S, R]) newBatch() queryBatch { return &queryBatchOf[S, R]{op: o} }
+
+type queryBatchOf[S, R any] struct {
+	op    *queryOp[S, R]
+	bases [][]any
+	args  []Tuple
+}
+
+func (b *queryBatchOf[S, R]) add(values []any) {
+	b.bases = append(b.bases, values)
+	b.args = append(b.args, project(values, b.op.input, b.op.inSch))
+}
+
+func (b *queryBatchOf[S, R]) run(ctx context.Context, st any, out func([]any) Collector) error {
+	if len(b.args) == 0 {
+		return nil
+	}
+	s, ok := st.(S)
+	if !ok {
+		return fmt.Errorf("trident: state query needs state of type %T, the state is %T", *new(S), st)
+	}
+	results, err := b.op.q.BatchRetrieve(ctx, s, b.args)
+	if err != nil {
+		return err
+	}
+	if len(results) != len(b.args) {
+		return fmt.Errorf("trident: BatchRetrieve returned %d results for %d tuples", len(results), len(b.args))
+	}
+	for i, r := range results {
+		t := Tuple{values: b.bases[i], sch: b.op.parentSch}
+		if err := b.op.q.Execute(ctx, t, r, out(b.bases[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
