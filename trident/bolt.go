@@ -46,6 +46,7 @@ type batch struct {
 	accs     map[*node]batchAcc
 	aggs     map[*node]aggregateBatch
 	queries  map[*node]queryBatch
+	joins    map[*node]*joinBatch
 }
 
 // Attempt is one attempt at a batch: its txid and attempt number.
@@ -185,7 +186,7 @@ func (b *groupBolt) track(a Attempt) *batch {
 	case bt != nil:
 		b.abandon(bt)
 	}
-	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}, queries: map[*node]queryBatch{}}
+	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 	b.batches[a.TxID] = bt
 	return bt
 }
@@ -308,6 +309,12 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 			}
 			if emitErr != nil {
 				return emitErr
+			}
+		case kindJoin:
+			if j := bt.joins[n]; j != nil {
+				if err := j.run(func(v []any) error { return b.emitFrom(n, bt, v) }); err != nil {
+					return err
+				}
 			}
 		case kindQuery:
 			q := bt.queries[n]

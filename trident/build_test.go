@@ -94,3 +94,22 @@ func TestStateQueryAgainstAnotherTopologysState(t *testing.T) {
 		t.Fatalf("submit = %v", err)
 	}
 }
+
+func TestJoinChecks(t *testing.T) {
+	tt := NewTopology("j")
+	a := tt.NewStream("a", BatchSource(Fields{"k", "v"}, func() spout.Batcher { return newFixed(1) }))
+	b := tt.NewStream("b", BatchSource(Fields{"k", "w"}, func() spout.Batcher { return newFixed(1) }))
+	tt.Join(a, Fields{"k"}, b, Fields{"k"}, Inner, "k", "v")
+	tt.Join(a, Fields{"k"}, a, Fields{"k"}, Inner, "k", "v", "v2")
+	tt.Join(a, Fields{"k", "v"}, b, Fields{"k"}, Inner, "k", "v", "w")
+	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	for _, want := range []string{
+		"Join: 2 output fields for 3 values",
+		"Join: a stream cannot be joined with itself",
+		"Join: 2 left keys and 1 right keys",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func (t *Topology) plan() []*group {
 				}
 			}
 			n.group.parallelism = max(n.source.parallelism, 1)
-		case kindPartition, kindMerge:
+		case kindPartition, kindMerge, kindJoin:
 			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
 			for side, p := range n.inputs() {
 				n.group.connect(p, n, side)

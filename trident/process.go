@@ -32,8 +32,16 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 // enter runs a tuple that arrived on input in through the group: a
 // repartition or merge passes it on, any other node processes it.
 func (b *groupBolt) enter(in input, bt *batch, values []any) error {
-	if k := in.entry.kind; k == kindPartition || k == kindMerge {
+	switch in.entry.kind {
+	case kindPartition, kindMerge:
 		return b.emitFrom(in.entry, bt, values)
+	case kindJoin:
+		j := bt.joins[in.entry]
+		if j == nil {
+			j = in.entry.join.newBatch()
+			bt.joins[in.entry] = j
+		}
+		return j.add(in.side, values)
 	}
 	return b.process(in.entry, bt, values)
 }

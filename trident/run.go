@@ -185,6 +185,8 @@ func (n *node) grouping(side int) topology.Grouping {
 		return topology.ByFields(n.inSch.fields...)
 	case n.kind == kindQuery:
 		return topology.Shuffle()
+	case n.kind == kindJoin:
+		return topology.ByFields(n.joinKeys[side]...)
 	}
 	switch n.part {
 	case partFields:

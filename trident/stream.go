@@ -35,6 +35,7 @@ const (
 	kindAggregate
 	kindMerge
 	kindQuery
+	kindJoin
 )
 
 // partitioning is how a partition node spreads tuples over the next bolt.
@@ -75,6 +76,9 @@ type node struct {
 	stateNode  *node   // kindQuery: the node that writes the state; nil for static state
 	byKeys     bool    // kindQuery: route by the input fields
 	openStatic func(ctx context.Context, partition, numPartitions int) (any, error)
+
+	join     *joinOp   // kindJoin
+	joinKeys [2]Fields // kindJoin: the keys of each side
 
 	group *group // set by the planner
 }
