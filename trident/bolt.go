@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
@@ -16,12 +17,15 @@ import (
 // every batch, counts what it sends downstream, and tracks each batch until
 // every upstream task has reported how many tuples it sent.
 type groupBolt struct {
-	g      *group
-	store  coordstore.Store
-	status *status
-	ctx    context.Context
-	out    *topology.OutputCollector
-	task   topology.TaskID
+	g           *group
+	store       coordstore.Store
+	status      *status
+	topology    string
+	deadLetters DeadLetters
+	log         *slog.Logger
+	ctx         context.Context
+	out         *topology.OutputCollector
+	task        topology.TaskID
 
 	expectedReports int               // coordination tuples per batch
 	downstream      []topology.TaskID // tasks that get our coordination tuples
@@ -52,8 +56,14 @@ type batch struct {
 // Attempt is one attempt at a batch: its txid and attempt number.
 type Attempt = spout.Attempt
 
-func newGroupBolt(g *group, store coordstore.Store, st *status) func() topology.Bolt {
-	return func() topology.Bolt { return &groupBolt{g: g, store: store, status: st} }
+func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topology.Bolt {
+	log := cfg.Topology.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func() topology.Bolt {
+		return &groupBolt{g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log}
+	}
 }
 
 func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {

@@ -142,3 +142,12 @@ func (e errorString) Error() string { return string(e) }
 func retryable(err error) error { return failure.Retryable(err) }
 
 func containsText(s, sub string) bool { return strings.Contains(s, sub) }
+
+// keysOf returns one state key per value.
+func keysOf(values ...any) []state.Key {
+	keys := make([]state.Key, len(values))
+	for i, v := range values {
+		keys[i] = state.MustKey(v)
+	}
+	return keys
+}

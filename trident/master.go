@@ -33,6 +33,7 @@ type masterMsg struct {
 type status struct {
 	committed atomic.Uint64
 	halted    atomic.Pointer[error]
+	rejected  atomic.Uint64
 
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed

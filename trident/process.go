@@ -46,8 +46,16 @@ func (b *groupBolt) enter(in input, bt *batch, values []any) error {
 	return b.process(in.entry, bt, values)
 }
 
-// process runs node n on a tuple of its parent.
+// process runs node n on a tuple of its parent. A tuple the node's
+// operation rejects goes to the dead letters.
 func (b *groupBolt) process(n *node, bt *batch, values []any) error {
+	if err := b.apply(n, bt, values); err != nil {
+		return b.rejected(err, bt.attempt, n.parent.sch.fields, values)
+	}
+	return nil
+}
+
+func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
 	switch n.kind {
 	case kindEach:
 		c := &eachCollector{b: b, n: n, bt: bt, base: values, width: len(n.sch.fields)}

@@ -34,6 +34,11 @@ type Config struct {
 	// batches. Zero means 50ms.
 	BatchEmitInterval time.Duration
 
+	// DeadLetters receives the tuples operations reject with Reject. Nil
+	// means that a rejection stops the worker: bad input is never dropped
+	// silently.
+	DeadLetters DeadLetters
+
 	// MaxAttempts halts the topology after a txid failed that many times;
 	// Running.Err then names the batch and the last failure. Zero means no
 	// limit (Storm's behaviour: replay forever).
@@ -146,7 +151,7 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 	ms.OutputStream(streamBatch, "msg").OutputStream(streamFreeze, "msg").
 		OutputStream(streamCommit, "msg").OutputStream(streamSuccess, "msg")
 	for _, g := range groups {
-		d := b.Bolt(g.name, newGroupBolt(g, cfg.Store, st)).Parallelism(g.parallelism)
+		d := b.Bolt(g.name, newGroupBolt(g, t, cfg, st)).Parallelism(g.parallelism)
 		d.DirectStream(streamCoord, fieldBatch, "count")
 		d.InputStream(masterComponent, streamSuccess, topology.All())
 		if g.isSource() {

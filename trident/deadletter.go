@@ -1,0 +1,100 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Rejected returns the number of tuples rejected to the dead letters
+// (replays included).
+func (r *Running) Rejected() uint64 { return r.status.rejected.Load() }
+
+// Letter is a tuple an operation rejected as bad input.
+type Letter struct {
+	Topology string
+	Attempt  Attempt // the batch attempt it was rejected in
+	Fields   Fields  // the fields of Values
+	Values   []any   // the rejected tuple
+	Err      error   // why it was rejected
+}
+
+// DeadLetters receives rejected tuples. Put is called from the task that
+// rejected the tuple, in the batch's processing phase; a batch that is
+// replayed may reject the same tuple again, so Put must tolerate
+// duplicates (at-least-once). An error from Put fails the batch if it is
+// retryable and stops the worker otherwise.
+type DeadLetters interface {
+	Put(ctx context.Context, l Letter) error
+}
+
+// DeadLettersFunc adapts a function to DeadLetters.
+type DeadLettersFunc func(ctx context.Context, l Letter) error
+
+// Put calls f.
+func (f DeadLettersFunc) Put(ctx context.Context, l Letter) error { return f(ctx, l) }
+
+// Reject returns an error that an operation (Function, Filter, MapFunction,
+// FlatMapFunction, an aggregator's Init or Aggregate) returns for a tuple
+// that can never be processed, such as a record that does not parse: the
+// tuple leaves the batch, goes to Config.DeadLetters with err, and the
+// batch goes on. Rejecting is never silent: without Config.DeadLetters it
+// stops the worker.
+func Reject(err error) error {
+	if err == nil {
+		err = errors.New("rejected")
+	}
+	return &rejection{err: err}
+}
+
+type rejection struct{ err error }
+
+func (r *rejection) Error() string { return "trident: tuple rejected: " + r.err.Error() }
+func (r *rejection) Unwrap() error { return r.err }
+
+// ErrNoDeadLetters is the cause of the crash when an operation rejects a
+// tuple and Config.DeadLetters is nil.
+var ErrNoDeadLetters = errors.New("trident: a tuple was rejected and Config.DeadLetters is nil")
+
+// MemoryDeadLetters keeps rejected tuples in memory, for tests and demos.
+type MemoryDeadLetters struct {
+	mu      sync.Mutex
+	letters []Letter
+}
+
+// Put keeps l.
+func (m *MemoryDeadLetters) Put(_ context.Context, l Letter) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.letters = append(m.letters, l)
+	return nil
+}
+
+// Letters returns the kept letters.
+func (m *MemoryDeadLetters) Letters() []Letter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Letter(nil), m.letters...)
+}
+
+// rejected handles an operation's error for the tuple (values, fields) of
+// batch a: a rejection goes to the dead letters and counts as handled
+// (nil); any other error is returned as is.
+func (b *groupBolt) rejected(err error, a Attempt, fields Fields, values []any) error {
+	var r *rejection
+	if !errors.As(err, &r) {
+		return err
+	}
+	if b.deadLetters == nil {
+		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, b.g.name, b.task, r.err)
+	}
+	l := Letter{Topology: b.topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
+	b.status.rejected.Add(1)
+	if err := b.deadLetters.Put(b.ctx, l); err != nil {
+		return fmt.Errorf("trident: writing a dead letter: %w", err)
+	}
+	b.log.Warn("tuple rejected to dead letters", "component", b.g.name, "task", b.task, "batch", a.String(),
+		"fields", fields, "values", fmt.Sprint(values), "err", r.err)
+	return nil
+}
