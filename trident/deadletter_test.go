@@ -20,7 +20,7 @@ var numbers = MapFunctionFunc(func(_ context.Context, t Tuple) ([]any, error) {
 	if err != nil {
 		return nil, Reject(errNotANumber)
 	}
-	return []any{n % 2 == 0}, nil
+	return []any{n%2 == 0}, nil
 })
 
 func rejectingTopology(src *fixedBatchSpout, f StateFactory[int64]) *Topology {
