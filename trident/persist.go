@@ -40,7 +40,19 @@ func (s *State[S]) NewValuesStream() *Stream {
 // the batch's txid: with opaque or transactional state every tuple counts
 // exactly once, through replays and crashes.
 func PersistentAggregate[V any](g *GroupedStream, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State[state.MapState[V]] {
-	s := g.s
+	return persistCombined(g.s, g.fields, factory, input, agg, output)
+}
+
+// PersistentAggregateGlobal keeps the aggregate of all of s's tuples under
+// one key (state.GlobalKey) of map state made by factory, like
+// PersistentAggregate without groups. The new-values stream has the one
+// field output.
+func PersistentAggregateGlobal[V any](s *Stream, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State[state.MapState[V]] {
+	return persistCombined(s.Global(), nil, factory, input, agg, output)
+}
+
+func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[V], input Fields, agg CombinerAggregator[V], output string) *State[state.MapState[V]] {
+	g := &GroupedStream{s: s, fields: groupFields}
 	s.checkFields("PersistentAggregate", input)
 	if factory == nil || agg == nil {
 		s.t.errorf("PersistentAggregate: nil state factory or aggregator")
@@ -84,14 +96,23 @@ type persistOp[V any] struct {
 }
 
 func (p *persistOp[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
-	ms, err := p.factory(ctx, partition, numPartitions)
+	ms, err := openMapState(ctx, p.factory, partition, numPartitions)
+	if err != nil {
+		return nil, err
+	}
+	return &persistTaskOf[V]{op: p, ms: ms}, nil
+}
+
+// openMapState makes a partition's map state, refusing a nil one.
+func openMapState[V any](ctx context.Context, f StateFactory[V], partition, numPartitions int) (state.MapState[V], error) {
+	ms, err := f(ctx, partition, numPartitions)
 	if err != nil {
 		return nil, err
 	}
 	if ms == nil {
 		return nil, fmt.Errorf("trident: state factory returned nil for partition %d", partition)
 	}
-	return &persistTaskOf[V]{op: p, ms: ms}, nil
+	return ms, nil
 }
 
 type persistTaskOf[V any] struct {
@@ -118,13 +139,9 @@ func (t *persistTaskOf[V]) newBatch() batchAcc {
 }
 
 func (a *accOf[V]) add(values []any, in *schema) error {
-	group := make([]any, len(a.op.group))
-	for i, j := range a.op.group {
-		group[i] = values[j]
-	}
-	key, err := state.NewKey(group...)
+	group, key, err := groupKey(values, a.op.group)
 	if err != nil {
-		return fmt.Errorf("trident: group key %v: %w", group, err)
+		return err
 	}
 	v, err := a.op.agg.Init(project(values, a.op.input, in))
 	if err != nil {
@@ -167,4 +184,18 @@ func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batc
 		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil
+}
+
+// groupKey returns the values at idx and their state key; with no group
+// fields, the key is state.GlobalKey.
+func groupKey(values []any, idx []int) ([]any, state.Key, error) {
+	if len(idx) == 0 {
+		return nil, state.GlobalKey(), nil
+	}
+	group := pick(values, idx)
+	key, err := state.NewKey(group...)
+	if err != nil {
+		return nil, state.Key{}, fmt.Errorf("trident: group key %v: %w", group, err)
+	}
+	return group, key, nil
 }
