@@ -90,6 +90,21 @@ type master struct {
 	done     int                   // how many of pending are done
 	lastTick time.Time
 	ready    bool
+	inactive bool
+}
+
+// Deactivate stops new batches; batches in flight still commit, so a
+// deactivated topology drains (Running.Stop waits for that).
+func (m *master) Deactivate() {
+	m.inactive = true
+	m.ready = false
+	m.coord.SetSpoutReady(false)
+	m.run()
+}
+
+// Activate lets batches start again.
+func (m *master) Activate() {
+	m.inactive = false
 }
 
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
@@ -130,7 +145,7 @@ func (m *master) NextTuple() {
 		m.lastTick = now
 		m.check(m.coord.Tick())
 	}
-	ready := true
+	ready := !m.inactive
 	next := m.coord.Committed() + 1
 	for _, s := range m.sources {
 		ready = ready && s.Ready(m.ctx, next)

@@ -90,3 +90,27 @@ func TestRetryableFailuresReplayWithoutDoubleCounting(t *testing.T) {
 		}
 	})
 }
+
+// TestStopDrainsBatchesInFlight: Stop lets the batches in flight commit and
+// starts no new ones.
+func TestStopDrainsBatchesInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFixed(1, sentences...)
+		f := OpaqueMemory[int64]("counts")
+		cfg := DefaultConfig()
+		cfg.MaxBatchesInFlight = 3
+		r := submit(t, wordCount(src, f, 1), cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Stop(ctx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		committed := r.Committed()
+		if r.Pending() != 0 || committed < 1 {
+			t.Fatalf("stopped with %d trees pending, committed %v", r.Pending(), committed)
+		}
+	})
+}
