@@ -13,8 +13,12 @@ run:
 ## test: lint, then every test (unit and integration) with the race detector,
 ##       against real Kafka and Cassandra; services this run started are
 ##       stopped again afterwards, also on failure (scripts/with-services.sh).
+##       Two steps run side by side, each printing its results when done:
+##       the packages without integration tests (in parallel), and the
+##       integration packages one at a time (see test-integration), so a test
+##       that stops a service never runs while another package uses it.
 test: lint
-	scripts/with-services.sh $(GO) test -race -count=1 $(PKGS)
+	scripts/with-services.sh $(MAKE) --no-print-directory -k -j2 --output-sync=target go-test-unit-pkgs go-test-integration-pkgs
 
 ## test-unit: tests that need nothing but Go.
 test-unit:
@@ -32,11 +36,27 @@ lint:
 
 ## test-integration: the packages whose tests use internal/testenv, against
 ##       the real services; starts them if needed and leaves them running
-##       (stop them with `make services-down`).
+##       (stop them with `make services-down`). They run one at a time
+##       (go test -p 1) with SQUALL_SERVICES_EXCLUSIVE=1: a test may stop or
+##       restart a shared service (testenv.RestartService), so no other
+##       package's tests may be using it meanwhile.
 INTEGRATION_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=.services --exclude-dir=.git \
 	-e '"github.com/squallstream/squall/internal/testenv"' . | xargs -r -n1 dirname | sort -u)
+GO_TEST_INTEGRATION = env SQUALL_SERVICES_EXCLUSIVE=1 $(GO) test -race -count=1 -p 1
 test-integration:
-	scripts/with-services.sh --keep $(GO) test -race -count=1 $(or $(INTEGRATION_PKGS),$(error no test imports internal/testenv))
+	scripts/with-services.sh --keep $(GO_TEST_INTEGRATION) $(or $(INTEGRATION_PKGS),$(error no test imports internal/testenv))
+
+# The two steps of `make test`, run by scripts/with-services.sh: $(PKGS)
+# split into packages with and without integration tests, as import paths.
+# Packages without a test that imports internal/testenv must not use the
+# services: they run while an integration test may have stopped one.
+ALL_IMPORTS = $(shell $(GO) list $(PKGS))
+INTEGRATION_IMPORTS = $(shell $(GO) list $(INTEGRATION_PKGS))
+.PHONY: go-test-unit-pkgs go-test-integration-pkgs
+go-test-unit-pkgs:
+	$(if $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO) test -race -count=1 $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
+go-test-integration-pkgs:
+	$(if $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO_TEST_INTEGRATION) $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
 
 ## services-up / services-down / services-status / services-env: real Kafka
 ##       and Cassandra on 127.0.0.1 (scripts/services.sh; see docs/testing.md).

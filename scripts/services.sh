@@ -6,11 +6,16 @@
 #   scripts/services.sh down     stop both (by recorded pid) and wait for them to exit
 #   scripts/services.sh status   say what runs; exit 0 only if both run
 #   scripts/services.sh env      print SQUALL_KAFKA_BROKERS=... and SQUALL_CASSANDRA_HOSTS=...
+#   scripts/services.sh stop|start|restart kafka|cassandra
+#                                stop one service, or start it again on the same
+#                                ports with the same data (fault-injection tests)
 #
 # Jars come from Maven Central through `mvn dependency:copy-dependencies` on
 # scripts/jvm/{kafka,cassandra}/pom.xml, into Maven's local repository and a
-# copy under the services directory; later runs reuse both. Every start begins
-# with empty data directories. See docs/testing.md.
+# copy under the services directory; later runs reuse both. Every start by
+# `up` begins with empty data directories; `start` and `restart` keep the data
+# (topics, offsets, keyspaces, rows), the ports and the jars of the last `up`.
+# See docs/testing.md.
 #
 # Settings (environment):
 #   SQUALL_SERVICES_DIR            everything the script writes (default: <repo>/.services)
@@ -35,20 +40,27 @@ CASSANDRA_HEAP=${SQUALL_CASSANDRA_HEAP:-1g}
 TIMEOUT=${SQUALL_SERVICES_TIMEOUT:-180}
 SERVICES=(cassandra kafka) # start order: the slow one first
 
-# A fixed KRaft cluster id (22 characters of URL-safe base64); data is wiped on
-# every start, so it never has to match anything else.
+# A fixed KRaft cluster id (22 characters of URL-safe base64): `up` wipes the
+# data, and `start` reuses data formatted with this same id.
 KAFKA_CLUSTER_ID=c3F1YWxsLXRlc3Qta2Fma2E
 
 usage() {
 	cat >&2 <<EOF
 usage: scripts/services.sh up | down | status | env
+       scripts/services.sh stop | start | restart kafka|cassandra
 
-  up      resolve Kafka and Cassandra jars with Maven (first run only), start both
-          on 127.0.0.1 and wait until they answer; does nothing if they already run
-  down    stop both and wait for them to exit
-  status  say whether each runs; exit 0 if both run, 3 otherwise
-  env     print the variables the integration tests read, e.g.
-            eval "\$(scripts/services.sh env)"; go test ./...
+  up       resolve Kafka and Cassandra jars with Maven (first run only), start both
+           on 127.0.0.1 with empty data and wait until they answer; does nothing
+           for a service that already runs
+  down     stop both and wait for them to exit
+  status   say whether each runs; exit 0 if both run, 3 otherwise
+  env      print the variables the integration tests read, e.g.
+             eval "\$(scripts/services.sh env)"; go test ./...
+  stop     stop one service and wait for it to exit (nothing if it is not running)
+  start    start one service again after 'up' set it up: same ports, same data
+           (topics, offsets, keyspaces, rows), and wait until it answers; only
+           waits for it to answer if it already runs
+  restart  stop, then start
 EOF
 }
 
@@ -86,9 +98,10 @@ port_in_use() {
 }
 
 # stop NAME...: SIGTERM to each, wait up to 60 s for all, then SIGKILL the
-# rest and wait for them too.
+# rest and wait for them too. Returns 1 if a process survived SIGKILL.
 stop() {
-	local name pid i names=() pids=() left
+	local name pid i j names=() pids=() left t0 took=() rc=0
+	t0=$(now_ms)
 	for name in "$@"; do
 		pid=$(pid_of "$name")
 		if [[ -n $pid ]]; then
@@ -101,13 +114,16 @@ stop() {
 	done
 	for ((i = 0; i < 700; i++)); do
 		left=0
-		for pid in "${pids[@]}"; do
-			if alive "$pid"; then
+		for j in "${!pids[@]}"; do
+			[[ -z ${took[j]:-} ]] || continue
+			if alive "${pids[j]}"; then
 				left=1
 				if ((i == 600)); then
-					say "pid $pid did not stop within 60s after SIGTERM; sending SIGKILL"
-					kill -KILL "$pid" 2>/dev/null || true
+					say "pid ${pids[j]} did not stop within 60s after SIGTERM; sending SIGKILL"
+					kill -KILL "${pids[j]}" 2>/dev/null || true
 				fi
+			else
+				took[j]=$(secs_since "$t0")
 			fi
 		done
 		((left)) || break
@@ -117,10 +133,12 @@ stop() {
 		rm -f "$DIR/${names[i]}/pid"
 		if alive "${pids[i]}"; then
 			say "${names[i]} (pid ${pids[i]}) is still running after SIGKILL"
+			rc=1
 		else
-			say "${names[i]} stopped (pid ${pids[i]})"
+			say "${names[i]} stopped (pid ${pids[i]}) in ${took[i]:-$(secs_since "$t0")}s"
 		fi
 	done
+	return $rc
 }
 
 # ---------------------------------------------------------------- tools
@@ -353,9 +371,9 @@ close_fds() {
 }
 
 # spawn LOG CMD...: start CMD in the background, in its own session, with
-# stdin from /dev/null and stdout and stderr to LOG; its pid goes to SPAWNED.
-# The background subshell execs CMD (setsid does not fork here: the subshell
-# is no process group leader), so the pid is CMD's own.
+# stdin from /dev/null and stdout and stderr appended to LOG; its pid goes to
+# SPAWNED. The background subshell execs CMD (setsid does not fork here: the
+# subshell is no process group leader), so the pid is CMD's own.
 spawn() {
 	local log=$1
 	shift
@@ -363,7 +381,7 @@ spawn() {
 	command -v setsid >/dev/null && pre=(setsid)
 	{
 		close_fds
-		exec "${pre[@]}" "$@" >"$log" 2>&1 </dev/null
+		exec "${pre[@]}" "$@" >>"$log" 2>&1 </dev/null
 	} &
 	SPAWNED=$!
 }
@@ -374,12 +392,15 @@ start_kafka() {
 		-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
 		-Djava.io.tmpdir="$d/tmp" -Dkafka.logs.dir="$d/logs"
 		-Dlog4j2.configurationFile="$d/conf/log4j2.properties")
-	(
-		close_fds
-		exec "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
-			-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
-			>"$d/logs/format.log" 2>&1 </dev/null
-	) || { tail -n 20 "$d/logs/format.log" >&2; abort_up "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
+	# Format empty storage only: a restart keeps its topics and offsets.
+	if [[ ! -f $d/data/meta.properties ]]; then
+		(
+			close_fds
+			exec "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
+				-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
+				>"$d/logs/format.log" 2>&1 </dev/null
+		) || { tail -n 20 "$d/logs/format.log" >&2; abort_up "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
+	fi
 	spawn "$d/logs/server.log" "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.Kafka "$d/conf/server.properties"
 	echo "$SPAWNED" >"$d/pid"
 }
@@ -408,7 +429,7 @@ start_cassandra() {
 		-Dlogback.configurationFile=logback.xml -Dcassandra-foreground=yes
 		-Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.unsafesystem=true
 		-Dcassandra.test.flush_local_schema_changes=false
-		-Dcassandra.superuser_setup_delay_ms=0)
+		-Dcassandra.superuser_setup_delay_ms=0 -Dcassandra.shutdown_announce_in_ms=0)
 	spawn "$d/logs/system.log" "${pre[@]}" "$JAVA" "${opts[@]}" -cp "$d/conf:$DIR/lib/cassandra/*" \
 		org.apache.cassandra.service.CassandraDaemon
 	echo "$SPAWNED" >"$d/pid"
@@ -443,12 +464,14 @@ abort_up() {
 	die "$1"
 }
 
-# fail_start NAME REASON: show the tail of the service's log, then abort_up.
+# fail_start NAME REASON: show the tail of the service's log (what this
+# start wrote; `start` appends to the log of earlier runs), then abort_up.
+declare -A LOG_FROM=()
 fail_start() {
 	local log
 	log=$(log_of "$1")
 	printf -- '---- last lines of %s\n' "$log" >&2
-	tail -n 25 "$log" >&2 || true
+	tail -c +$((${LOG_FROM[$1]:-0} + 1)) "$log" 2>/dev/null | tail -n 25 >&2 || true
 	printf -- '----\n' >&2
 	abort_up "$2"
 }
@@ -459,10 +482,16 @@ now_ms() {
 	echo $((t / 1000))
 }
 
+# secs_since MS: seconds since now_ms said MS, to a tenth: 5.2
+secs_since() {
+	local d=$(($(now_ms) - $1))
+	echo "$((d / 1000)).$(((d % 1000) / 100))"
+}
+
 # wait_ready NAME...: poll each service's probe until it answers; fail when a
 # process dies or the timeout passes.
 wait_ready() {
-	local pending=("$@") left name addr pid status t0 now
+	local pending=("$@") left name addr pid status t0
 	t0=$(now_ms)
 	for name in "${pending[@]}"; do : >"$DIR/$name/probe.log"; done
 	while ((${#pending[@]} > 0)); do
@@ -476,9 +505,8 @@ wait_ready() {
 				fail_start "$name" "$name exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name"))"
 			fi
 			if probe "$name" "$addr"; then
-				now=$(now_ms)
 				if [[ -n ${STARTED_AT[$name]:-} ]]; then
-					say "$name ready on $addr, $(((now - STARTED_AT[$name]) / 1000)).$((((now - STARTED_AT[$name]) % 1000) / 100))s after its start (pid $pid)"
+					say "$name ready on $addr, $(secs_since "${STARTED_AT[$name]}")s after its start (pid $pid)"
 				else
 					say "$name already running and ready on $addr (pid $pid)"
 				fi
@@ -521,6 +549,7 @@ cmd_up() {
 			STARTED+=("$name")
 			STARTED_AT[$name]=$(now_ms)
 			port_of "$name" >"$DIR/$name/port"
+			ports_of "$name" >"$DIR/$name/ports"
 			"start_${name}"
 			say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
 		done
@@ -567,16 +596,90 @@ cmd_env() {
 	echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)"
 }
 
-main() {
-	if (($# != 1)); then
-		usage
-		exit 2
-	fi
+# ---------------------------------------------------------------- one service
+
+# require_setup NAME: `up` has run in this services directory, so NAME has its
+# jars, configs and data directory.
+require_setup() {
+	local conf
 	case $1 in
-	up | down | status | env) ;;
+	kafka) conf=$DIR/kafka/conf/server.properties ;;
+	cassandra) conf=$DIR/cassandra/conf/cassandra.yaml ;;
+	esac
+	[[ -f $conf && -d $DIR/$1/data && -f $DIR/lib/$1/.pom.sha256 ]] ||
+		die "$1 is not set up in $DIR yet: run 'scripts/services.sh up' first"
+}
+
+cmd_stop() {
+	local name=$1
+	require_setup "$name"
+	if [[ -z $(pid_of "$name") ]]; then
+		say "$name is not running"
+		return 0
+	fi
+	stop "$name" || die "could not stop $name; see the line above"
+}
+
+# cmd_start NAME: start NAME with the configs, ports, jars and data that `up`
+# left in the services directory (nothing is wiped or rewritten).
+cmd_start() {
+	local name=$1 port ports pid
+	require_setup "$name"
+	pid=$(pid_of "$name")
+	if [[ -z $pid ]]; then
+		trap 'trap - INT TERM; abort_up "interrupted; stopped what this run had started"' INT TERM
+		ports=$(cat "$DIR/$name/ports" 2>/dev/null || ports_of "$name")
+		for port in $ports; do
+			if port_in_use "${port%%:*}"; then
+				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, then run 'scripts/services.sh start $name' again"
+			fi
+		done
+		find_java
+		mkdir -p "$DIR/$name/tmp" "$DIR/$name/logs"
+		LOG_FROM[$name]=$(stat -c %s "$(log_of "$name")" 2>/dev/null || echo 0)
+		printf '\n==== services.sh start %s at %s: same data, same ports\n' "$name" "$(date -u +%FT%TZ)" >>"$(log_of "$name")"
+		STARTED+=("$name")
+		STARTED_AT[$name]=$(now_ms)
+		"start_${name}"
+		say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
+	fi
+	[[ -x $DIR/bin/probe ]] || build_probe
+	wait_ready "$name"
+}
+
+cmd_restart() {
+	cmd_stop "$1"
+	cmd_start "$1"
+}
+
+main() {
+	case ${1:-} in
+	up | down | status | env)
+		if (($# != 1)); then
+			printf 'services: error: %s takes no argument\n' "$1" >&2
+			exit 2
+		fi
+		;;
+	stop | start | restart)
+		if (($# != 2)); then
+			printf 'services: error: %s needs one service name: scripts/services.sh %s kafka|cassandra\n' "$1" "$1" >&2
+			exit 2
+		fi
+		case $2 in
+		kafka | cassandra) ;;
+		*)
+			printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$2" >&2
+			exit 2
+			;;
+		esac
+		;;
 	-h | --help | help)
 		usage
 		exit 0
+		;;
+	'')
+		usage
+		exit 2
 		;;
 	*)
 		printf 'services: unknown command %q\n' "$1" >&2
@@ -588,7 +691,7 @@ main() {
 	# One invocation at a time per services directory.
 	exec 9>"$DIR/.lock"
 	flock 9
-	"cmd_$1"
+	"cmd_$1" "${@:2}"
 }
 
 main "$@"

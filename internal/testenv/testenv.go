@@ -19,6 +19,12 @@
 //
 // UniqueName gives each test its own topic or keyspace, so tests never share
 // state through a long-running service, even across runs.
+//
+// StopService, StartService and RestartService stop and start one service
+// through scripts/services.sh for fault-injection tests; its data survives.
+// They run only where SQUALL_SERVICES_EXCLUSIVE is set (make test and make
+// test-integration run the integration packages one at a time and set it),
+// so a stopped service never breaks another package's tests.
 package testenv
 
 import (
