@@ -187,3 +187,16 @@ type prepareFails struct{ err error }
 func (p *prepareFails) Prepare(context.Context, TaskInfo, *OutputCollector) error { return p.err }
 func (p *prepareFails) Execute(*Tuple)                                            {}
 func (p *prepareFails) Cleanup() error                                            { return nil }
+
+func TestNewTestTuple(t *testing.T) {
+	tu := NewTestTuple("words", "default", Fields{"word", "n"}, Values{"cow", 2})
+	if tu.SourceComponent() != "words" || tu.SourceStream() != "default" || tu.String("word") != "cow" || tu.Get("n") != 2 || tu.Tracked() {
+		t.Fatalf("tuple = %+v", tu)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("mismatched fields and values accepted")
+		}
+	}()
+	NewTestTuple("c", "s", Fields{"a"}, Values{1, 2})
+}

@@ -24,16 +24,27 @@ type groupBolt struct {
 	deadLetters DeadLetters
 	log         *slog.Logger
 	ctx         context.Context
-	out         *topology.OutputCollector
+	out         output
 	task        topology.TaskID
 
 	expectedReports int               // coordination tuples per batch
 	downstream      []topology.TaskID // tasks that get our coordination tuples
 	batches         map[state.TxID]*batch
-	inputs          map[string]input // by topology stream
+	finished        map[state.TxID]uint32 // the attempt that finished each txid, until its success
+	inputs          map[string]input      // by topology stream
 	persist         map[*node]persistTask
 	static          map[*node]any  // opened static state of query nodes
 	executor        spout.Executor // source groups only
+}
+
+// output is what a groupBolt needs of its collector
+// (*topology.OutputCollector).
+type output interface {
+	EmitStream(stream string, v topology.Values, anchors ...*topology.Tuple) []topology.TaskID
+	EmitDirect(task topology.TaskID, stream string, v topology.Values, anchors ...*topology.Tuple)
+	Ack(t *topology.Tuple)
+	Fail(t *topology.Tuple)
+	ReportError(err error)
 }
 
 // batch is the bolt's record of one attempt at a batch.
@@ -69,6 +80,7 @@ func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topolog
 func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {
 	b.ctx, b.out, b.task = ctx, out, info.Task
 	b.batches = map[state.TxID]*batch{}
+	b.finished = map[state.TxID]uint32{}
 	b.inputs = map[string]input{}
 	for _, in := range b.g.inputs {
 		b.inputs[in.stream()] = in
@@ -187,6 +199,9 @@ func (c *sourceCollector) ReportError(err error) { c.b.out.ReportError(err) }
 // attempt at the same txid; it returns nil for an attempt older than the
 // one tracked (whose batch already failed).
 func (b *groupBolt) track(a Attempt) *batch {
+	if n, ok := b.finished[a.TxID]; ok && a.N <= n {
+		return nil // a late tuple of a finished or older attempt
+	}
 	bt := b.batches[a.TxID]
 	switch {
 	case bt != nil && bt.attempt.N == a.N:
@@ -287,6 +302,7 @@ func (b *groupBolt) checkFinish(bt *batch) {
 		return
 	}
 	delete(b.batches, bt.attempt.TxID)
+	b.finished[bt.attempt.TxID] = bt.attempt.N
 	b.out.Ack(anchor)
 }
 
@@ -387,6 +403,11 @@ func (b *groupBolt) success(txid state.TxID) {
 	for t, bt := range b.batches {
 		if t <= txid {
 			b.abandon(bt)
+		}
+	}
+	for t := range b.finished {
+		if t <= txid {
+			delete(b.finished, t)
 		}
 	}
 	if b.executor != nil {
