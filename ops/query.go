@@ -1,0 +1,151 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident"
+)
+
+// MapGet returns a state query that looks up each query tuple in grouped
+// map state of type S (Storm's MapGet). S is the state's type as the
+// topology declares it, such as state.MapState[int64] for the state of a
+// PersistentAggregate; V, the value type, is inferred from it:
+//
+//	ops.MapGet[state.MapState[int64]]()
+//
+// The key is all of the query tuple's values,
+// in order, so query with the fields the state was grouped by, in the
+// same order: a state grouped by ("room", "hour") is queried with the
+// fields ("room", "hour").
+//
+// The query reads every key of a batch in one MultiGet and emits one
+// value per query tuple: the stored value, or nil when the key is absent
+// (as Storm emits null), so that "absent" and "zero" stay apart. Put
+// FilterNull after it to drop absent keys.
+//
+// A query tuple whose values cannot form a key (state.ErrBadKey, such as
+// a map value) is rejected with trident.Reject; a MultiGet error is
+// returned wrapped, keeping its failure kind.
+func MapGet[S state.ReadOnlyMapState[V], V any]() trident.QueryFunction[S, state.Entry[V]] {
+	return mapGet[S, V]{}
+}
+
+type mapGet[S state.ReadOnlyMapState[V], V any] struct{}
+
+func (mapGet[S, V]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]state.Entry[V], error) {
+	keys := make([]state.Key, 0, len(args))
+	at := make([]int, 0, len(args)) // at[j]: the argument of keys[j]
+	for i, t := range args {
+		k, err := state.NewKey(t.Values()...)
+		if err != nil {
+			continue // rejected by Execute
+		}
+		keys = append(keys, k)
+		at = append(at, i)
+	}
+	out := make([]state.Entry[V], len(args))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	got, err := st.MultiGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("ops: MapGet: %w", err)
+	}
+	if len(got) != len(keys) {
+		return nil, fmt.Errorf("ops: MapGet: state returned %d entries for %d keys", len(got), len(keys))
+	}
+	for j, e := range got {
+		out[at[j]] = e
+	}
+	return out, nil
+}
+
+func (mapGet[S, V]) Execute(_ context.Context, t trident.Tuple, e state.Entry[V], out trident.Collector) error {
+	if e.Found {
+		out.Emit(e.Val)
+		return nil
+	}
+	if _, err := state.NewKey(t.Values()...); err != nil {
+		return trident.Reject(fmt.Errorf("ops: MapGet: query tuple %v: %w", t.Values(), err))
+	}
+	out.Emit(nil)
+	return nil
+}
+
+// SnapshotGet returns a state query that reads ungrouped state of type S
+// (Storm's SnapshotGet), such as ops.SnapshotGet[*state.Global[int64]]():
+// the state's single value is read once per batch and emitted for every
+// query tuple, or nil when the state has no value. A Get error is
+// returned wrapped, keeping its failure kind.
+func SnapshotGet[S state.Snapshottable[V], V any]() trident.QueryFunction[S, state.Entry[V]] {
+	return snapshotGet[S, V]{}
+}
+
+type snapshotGet[S state.Snapshottable[V], V any] struct{}
+
+func (snapshotGet[S, V]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]state.Entry[V], error) {
+	out := make([]state.Entry[V], len(args))
+	if len(args) == 0 {
+		return out, nil
+	}
+	v, found, err := st.Get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ops: SnapshotGet: %w", err)
+	}
+	for i := range out {
+		out[i] = state.Entry[V]{Val: v, Found: found}
+	}
+	return out, nil
+}
+
+func (snapshotGet[S, V]) Execute(_ context.Context, _ trident.Tuple, e state.Entry[V], out trident.Collector) error {
+	if e.Found {
+		out.Emit(e.Val)
+	} else {
+		out.Emit(nil)
+	}
+	return nil
+}
+
+// TupleCollection is state that can list its content as tuples, such as
+// an in-memory map listing (key values…, value) rows (Storm's
+// ITupleCollection).
+type TupleCollection interface {
+	// Tuples returns the state's tuples. The sequence reads with ctx and
+	// may be ranged more than once; each range starts from the
+	// beginning. It yields a non-nil error, with a nil tuple, to end early
+	// on failure. A yielded slice must not be modified afterwards.
+	Tuples(ctx context.Context) iter.Seq2[[]any, error]
+}
+
+// TupleCollectionGet returns a state query that emits every tuple of a
+// TupleCollection of type S for each query tuple (Storm's TupleCollectionGet): each
+// output tuple is the query tuple followed by one state tuple's values. An
+// error yielded by the sequence is returned wrapped, keeping its failure
+// kind.
+func TupleCollectionGet[S TupleCollection]() trident.QueryFunction[S, iter.Seq2[[]any, error]] {
+	return tupleCollectionGet[S]{}
+}
+
+type tupleCollectionGet[S TupleCollection] struct{}
+
+func (tupleCollectionGet[S]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]iter.Seq2[[]any, error], error) {
+	out := make([]iter.Seq2[[]any, error], len(args))
+	for i := range out {
+		out[i] = st.Tuples(ctx)
+	}
+	return out, nil
+}
+
+func (tupleCollectionGet[S]) Execute(_ context.Context, _ trident.Tuple, tuples iter.Seq2[[]any, error], out trident.Collector) error {
+	for values, err := range tuples {
+		if err != nil {
+			return fmt.Errorf("ops: TupleCollectionGet: %w", err)
+		}
+		out.Emit(values...)
+	}
+	return nil
+}
