@@ -86,7 +86,7 @@ func TestBuiltinsInATopology(t *testing.T) {
 		queries := batches{nil, nil, {{"the"}, {"bad"}, {"nobody"}}}
 		debug := &lockedBuffer{}
 		dead := &trident.MemoryDeadLetters{}
-		answers, top := &sink{}, &sink{}
+		answers, top, lowest, highest := &sink{}, &sink{}, &sink{}, &sink{}
 
 		tt := trident.NewTopology("ops")
 		s := tt.NewStream("sales", trident.BatchSource(trident.Fields{"word", "amount"}, func() spout.Batcher { return sales })).
@@ -101,10 +101,9 @@ func TestBuiltinsInATopology(t *testing.T) {
 		q = trident.StateQuery(q, sums, trident.Fields{"word"}, ops.MapGet[state.MapState[int64]](), "sum")
 		q.Peek(answers.peek)
 
-		fields := s.Fields()
-		best := trident.PartitionAggregate(s.Shuffle().Parallelism(3), fields, ops.FirstN[int64](2, "amount", true), fields...)
-		best = trident.PartitionAggregate(best.Global(), fields, ops.FirstN[int64](2, "amount", true), fields...)
-		best.Peek(top.peek)
+		ops.FirstNOf[int64](s.Shuffle().Parallelism(3), 2, "amount", true).Peek(top.peek)
+		ops.LowestOf[int64](s, "amount").Peek(lowest.peek)
+		ops.HighestOf[int64](s, "amount").Peek(highest.peek)
 
 		cfg := trident.DefaultConfig()
 		cfg.DeadLetters = dead
@@ -150,9 +149,23 @@ func TestBuiltinsInATopology(t *testing.T) {
 			t.Fatalf("FirstN emitted %v, want %v and %v", gotTop, batch1, batch2)
 		}
 
+		// LowestOf and HighestOf: one tuple per batch.
+		for name, c := range map[string]struct {
+			s    *sink
+			a, b [][]any
+		}{
+			"lowest":  {lowest, [][]any{{"cow", 1}}, [][]any{{"the", 4}}},
+			"highest": {highest, [][]any{{"the", int64(3)}}, [][]any{{"moon", uint8(7)}}},
+		} {
+			got := c.s.get()
+			if !slicesEqual(got, slices.Concat(c.a, c.b)) && !slicesEqual(got, slices.Concat(c.b, c.a)) {
+				t.Fatalf("%s emitted %v, want %v and %v", name, got, c.a, c.b)
+			}
+		}
+
 		letters := dead.Letters()
-		if len(letters) != 2 || r.Rejected() != 2 {
-			t.Fatalf("%d letters, %d rejected; want 2 (Sum and FirstN each reject the bad amount)", len(letters), r.Rejected())
+		if len(letters) != 4 || r.Rejected() != 4 {
+			t.Fatalf("%d letters, %d rejected; want 4 (Sum, FirstNOf, LowestOf and HighestOf each reject the bad amount)", len(letters), r.Rejected())
 		}
 		for _, l := range letters {
 			if !errors.Is(l.Err, ops.ErrBadValue) || l.Values[1] != "x" {
