@@ -352,7 +352,8 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 				st = b.persist[n.stateNode].state()
 			}
 			var emitErr error
-			if err := q.run(b.ctx, st, b.aggregateOut(n, bt, &emitErr)); err != nil {
+			reject := func(err error, values []any) error { return b.rejected(err, bt.attempt, n.parent.sch.fields, values) }
+			if err := q.run(b.ctx, st, b.aggregateOut(n, bt, &emitErr), reject); err != nil {
 				return err
 			}
 			if emitErr != nil {

@@ -36,7 +36,8 @@ type DeadLettersFunc func(ctx context.Context, l Letter) error
 func (f DeadLettersFunc) Put(ctx context.Context, l Letter) error { return f(ctx, l) }
 
 // Reject returns an error that an operation (Function, Filter, MapFunction,
-// FlatMapFunction, an aggregator's Init or Aggregate) returns for a tuple
+// FlatMapFunction, an aggregator's Init or Aggregate, a QueryFunction's
+// Execute) returns for a tuple
 // that can never be processed, such as a record that does not parse: the
 // tuple leaves the batch, goes to Config.DeadLetters with err, and the
 // batch goes on. Rejecting is never silent: without Config.DeadLetters it

@@ -56,8 +56,10 @@ type querier interface {
 // queryBatch is one batch's query arguments in one task.
 type queryBatch interface {
 	add(values []any)
-	// run queries st and emits, for each tuple, through out(tuple).
-	run(ctx context.Context, st any, out func(base []any) Collector) error
+	// run queries st and emits, for each tuple, through out(tuple); an
+	// Execute error is passed to handle with the tuple, which returns what
+	// remains of it (nil for a rejected tuple).
+	run(ctx context.Context, st any, out func(base []any) Collector, handle func(err error, values []any) error) error
 }
 
 type queryOp[S, R any] struct {
@@ -80,7 +82,7 @@ func (b *queryBatchOf[S, R]) add(values []any) {
 	b.args = append(b.args, project(values, b.op.input, b.op.inSch))
 }
 
-func (b *queryBatchOf[S, R]) run(ctx context.Context, st any, out func([]any) Collector) error {
+func (b *queryBatchOf[S, R]) run(ctx context.Context, st any, out func([]any) Collector, handle func(error, []any) error) error {
 	if len(b.args) == 0 {
 		return nil
 	}
@@ -98,7 +100,9 @@ func (b *queryBatchOf[S, R]) run(ctx context.Context, st any, out func([]any) Co
 	for i, r := range results {
 		t := Tuple{values: b.bases[i], sch: b.op.parentSch}
 		if err := b.op.q.Execute(ctx, t, r, out(b.bases[i])); err != nil {
-			return err
+			if err := handle(err, b.bases[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

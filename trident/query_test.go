@@ -158,3 +158,46 @@ func TestStaticStateAndPartitionPersist(t *testing.T) {
 		}
 	})
 }
+
+// strictGet rejects queries for absent keys.
+type strictGet struct{ mapGet }
+
+func (strictGet) Execute(_ context.Context, _ Tuple, e state.Entry[int64], out Collector) error {
+	if !e.Found {
+		return Reject(errUnknownWord)
+	}
+	out.Emit(e.Val)
+	return nil
+}
+
+var errUnknownWord = errorString("unknown word")
+
+func TestStateQueryRejectsToDeadLetters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		words := &onlyAt{txid: 1, sentences: sentences}
+		queries := &onlyAt{txid: 2, sentences: []string{"cow nothing"}}
+		answers, dlq := &sink{}, &MemoryDeadLetters{}
+		tt := NewTopology("strict")
+		counts := PersistentAggregate(
+			tt.NewStream("words", BatchSource(Fields{"sentence"}, func() spout.Batcher { return words })).
+				FlatMap(splitWords, "word").GroupBy("word"),
+			OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
+		q := tt.NewStream("queries", BatchSource(Fields{"sentence"}, func() spout.Batcher { return queries })).
+			FlatMap(splitWords, "word")
+		StateQuery(q, counts, Fields{"word"}, strictGet{}, "count").Each(Fields{"word", "count"}, answers.fn())
+		cfg := DefaultConfig()
+		cfg.DeadLetters = dlq
+		r := submit(t, tt, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if got := answers.all(); len(got) != 1 || got[0][0] != "cow" {
+			t.Fatalf("answers = %v, want only cow", got)
+		}
+		if l := dlq.Letters(); len(l) != 1 || l[0].Values[0] != "nothing" {
+			t.Fatalf("letters = %+v, want the query for nothing", l)
+		}
+	})
+}
