@@ -147,11 +147,17 @@ func (b *groupBolt) settle(t *topology.Tuple, a Attempt, err error) {
 		return
 	}
 	b.fatalUnlessRetryable(err)
-	if failure.IsReported(err) {
-		b.out.ReportError(err)
-	}
-	b.status.recordFailure(a.TxID, err)
+	b.reportFailure(a, err)
 	b.out.Fail(t)
+}
+
+// reportFailure remembers why attempt a failed and, for a reported
+// failure, shows it to operators with the component, task and batch.
+func (b *groupBolt) reportFailure(a Attempt, err error) {
+	b.status.recordFailure(a.TxID, err)
+	if failure.IsReported(err) {
+		b.out.ReportError(fmt.Errorf("trident: %s task %d, batch %v: %w", b.g.name, b.task, a, err))
+	}
 }
 
 func (b *groupBolt) fatalUnlessRetryable(err error) {
@@ -313,10 +319,7 @@ var ErrCountMismatch = errors.New("trident: tuple count mismatch")
 // and the coordinator replays it. A fatal err stops the worker.
 func (b *groupBolt) failBatch(bt *batch, err error) {
 	b.fatalUnlessRetryable(err)
-	if failure.IsReported(err) {
-		b.out.ReportError(err)
-	}
-	b.status.recordFailure(bt.attempt.TxID, err)
+	b.reportFailure(bt.attempt, err)
 	bt.failed = err
 	b.abandon(bt)
 }

@@ -79,3 +79,30 @@ func TestAttemptLimitHaltsWithTheBatch(t *testing.T) {
 		}
 	})
 }
+
+func TestReportedFailureNamesTheBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFixed(4, sentences...)
+		var once atomic.Bool
+		tt := NewTopology("reported")
+		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
+		g := s.Each(Fields{"sentence"}, FunctionFunc(func(ctx context.Context, tu Tuple, out Collector) error {
+			if once.CompareAndSwap(false, true) {
+				return reported(errFlaky)
+			}
+			return split(ctx, tu, out)
+		}), "word").GroupBy("word")
+		PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+		r := submit(t, tt, DefaultConfig())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		errs := r.Errors()
+		if len(errs) != 1 || !errors.Is(errs[0].Err, errFlaky) || !strings.Contains(errs[0].Err.Error(), "spout-sentences task") ||
+			!strings.Contains(errs[0].Err.Error(), "batch 1:0") {
+			t.Fatalf("errors = %v; want the reported failure with its component and batch", errs)
+		}
+	})
+}

@@ -151,3 +151,5 @@ func keysOf(values ...any) []state.Key {
 	}
 	return keys
 }
+
+func reported(err error) error { return failure.Reported(err) }
