@@ -153,3 +153,5 @@ func keysOf(values ...any) []state.Key {
 }
 
 func reported(err error) error { return failure.Reported(err) }
+
+func splitAll(s string) []string { return strings.Fields(s) }
