@@ -22,12 +22,13 @@ import (
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
 
-// TestExactlyOnceUnderFaults runs a word count over a partitioned source
+// TestExactlyOnceUnderFaults runs a word count and a sum over a partitioned
+// source
 // with random retryable failures in an operation, in the source, in the
 // backing map (including puts that fail after writing part of their keys),
 // in the coordination store, and after the state write (in NewValuesStream), one worker crash in the
-// processing or the commit phase, and (for the opaque flavour) replays that
-// read more than the first attempt did. Opaque and transactional state must equal the
+// processing or the commit phase, batches that time out, and (for the
+// opaque flavour) replays that read more than the first attempt did. Opaque and transactional state must equal the
 // oracle exactly; non-transactional state may only over-count. A failing
 // seed is printed; rerun it with -run 'TestExactlyOnceUnderFaults/<name>'.
 func TestExactlyOnceUnderFaults(t *testing.T) {
@@ -66,6 +67,13 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 
 var faultWords = []string{"ant", "bee", "cat", "dog", "eel", "fox"}
 
+// sumOffsets sums the "offset" field.
+type sumOffsets struct{}
+
+func (sumOffsets) Init(t Tuple) (int64, error) { return t.Get("offset").(int64), nil }
+func (sumOffsets) Combine(a, b int64) int64    { return a + b }
+func (sumOffsets) Zero() int64                 { return 0 }
+
 func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Source) Source,
 	wrap func(state.BackingMap[[]byte]) state.MapState[int64], atLeast, growingReplays bool) {
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -99,47 +107,67 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	// The state's backing maps: the topology reads and writes them through
 	// a fault-injecting wrapper, the test reads them directly.
 	var memMu sync.Mutex
-	mems := map[int]*state.Memory{}
-	memory := func(p int) *state.Memory {
+	mems := map[string]*state.Memory{}
+	memory := func(name string, p int) *state.Memory {
 		memMu.Lock()
 		defer memMu.Unlock()
-		if mems[p] == nil {
-			mems[p] = state.NewMemory(fmt.Sprint(p))
+		key := fmt.Sprint(name, p)
+		if mems[key] == nil {
+			mems[key] = state.NewMemory(key)
 		}
-		return mems[p]
+		return mems[key]
 	}
-	faulty := func(_ context.Context, p, _ int) (state.MapState[int64], error) {
-		return wrap(statetest.NewFaultMap[[]byte](memory(p), func(op statetest.Op, _ int, keys []state.Key) statetest.Fault {
-			switch {
-			case op == statetest.OpGet && chance(0.03):
-				return statetest.Retryable(0)
-			case op == statetest.OpPut && chance(0.1):
-				return statetest.Retryable(len(keys) / 2) // part of the keys are written
-			}
-			return statetest.Fault{}
-		})), nil
+	faulty := func(name string) StateFactory[int64] {
+		return func(_ context.Context, p, _ int) (state.MapState[int64], error) {
+			return wrap(statetest.NewFaultMap[[]byte](memory(name, p), func(op statetest.Op, _ int, keys []state.Key) statetest.Fault {
+				switch {
+				case op == statetest.OpGet && chance(0.03):
+					return statetest.Retryable(0)
+				case op == statetest.OpPut && chance(0.1):
+					return statetest.Retryable(len(keys) / 2) // part of the keys are written
+				}
+				return statetest.Fault{}
+			})), nil
+		}
 	}
-	clean := func(_ context.Context, p, _ int) (state.MapState[int64], error) { return wrap(memory(p)), nil }
+	clean := func(name string) StateFactory[int64] {
+		return func(_ context.Context, p, _ int) (state.MapState[int64], error) { return wrap(memory(name, p)), nil }
+	}
+	wantSums := map[string]int64{}
+	for _, p := range []spout.Partition{"p0", "p1", "p2"} {
+		for _, rec := range src.Records(p) {
+			wantSums[rec.Value] += rec.Offset
+		}
+	}
 
 	var crashed atomic.Bool
 	crashAt := int64(20 + rng.IntN(60))
 	crashInCommit := rng.IntN(2) == 0
 	var seen, committed atomic.Int64
+	var slowed atomic.Bool
+	slowAt := int64(10 + rng.IntN(100))
 	tt := NewTopology("faulty")
 	s := tt.NewStream("words", newSource(src))
-	g := s.Each(Fields{"word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
-		if !crashInCommit && seen.Add(1) == crashAt && crashed.CompareAndSwap(false, true) {
+	// The operations run after a shuffle, in their own tasks (a slow
+	// operation inside the source's emit would hold up the test source).
+	g := s.Shuffle().Parallelism(2).Each(Fields{"word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
+		n := seen.Add(1)
+		if !crashInCommit && n == crashAt && crashed.CompareAndSwap(false, true) {
 			panic("injected crash")
 		}
 		if chance(0.03) {
 			return failure.Retryable(errFlaky)
 		}
+		if n == slowAt && slowed.CompareAndSwap(false, true) {
+			time.Sleep(11 * time.Second) // over twice the message timeout: the batch times out
+		}
 		out.Emit(tu.String("word"))
 		return nil
-	}), "w").Project("w").GroupBy("w").Parallelism(2)
-	st := PersistentAggregate(g, StateFactory[int64](faulty), Fields{"w"}, count{}, "count")
+	}), "w").Project("w", "offset").GroupBy("w").Parallelism(2)
+	st := PersistentAggregate(g, faulty("counts"), Fields{"w"}, count{}, "count")
+	PersistentAggregate(g, faulty("sums"), Fields{"offset"}, sumOffsets{}, "sum")
 	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(context.Context, Tuple, Collector) error {
-		if crashInCommit && committed.Add(1) == crashAt/4 && crashed.CompareAndSwap(false, true) {
+		if crashInCommit && committed.Add(1) == crashAt%10+1 && crashed.CompareAndSwap(false, true) {
 			panic("injected crash after the state write")
 		}
 		if chance(0.02) {
@@ -151,6 +179,8 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
 	cfg.BatchEmitInterval = time.Millisecond
 	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
+	cfg.Topology.MessageTimeout = 5 * time.Second
+	cfg.Topology.SpoutIdleWait = 5 * time.Millisecond
 	// The coordination store fails too, sometimes after a write took
 	// effect (the master then crashes on the version conflict and its
 	// successor reloads the record).
@@ -158,10 +188,11 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	r := submit(t, tt, cfg)
 
 	var got map[string]int64
-	waitFor(t, time.Hour, "every record to be counted", func() bool {
-		got = readCounts(t, clean, 2, faultWords...)
+	waitEvery(t, time.Hour, time.Second, "every record to be counted", func() bool {
+		got = readCounts(t, clean("counts"), 2, faultWords...)
+		sums := readCounts(t, clean("sums"), 2, faultWords...)
 		for _, w := range faultWords {
-			if got[w] < want[w] {
+			if got[w] < want[w] || sums[w] < wantSums[w] {
 				return false
 			}
 		}
@@ -171,11 +202,20 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	if err := r.WaitCommitted(context.Background(), r.Committed()+5); err != nil {
 		t.Fatal(err)
 	}
-	got = readCounts(t, clean, 2, faultWords...)
+	got = readCounts(t, clean("counts"), 2, faultWords...)
+	sums := readCounts(t, clean("sums"), 2, faultWords...)
 	for _, w := range faultWords {
+		if atLeast && sums[w] < wantSums[w] || !atLeast && sums[w] != wantSums[w] {
+			t.Fatalf("seed %d: offsets of %q sum to %d, want %d", seed, w, sums[w], wantSums[w])
+		}
 		if atLeast && got[w] < want[w] || !atLeast && got[w] != want[w] {
 			t.Fatalf("seed %d: %q counted %d, want %d (all counts %v, want %v)", seed, w, got[w], want[w], got, want)
 		}
+	}
+	// The slow call makes its batch time out, unless a crash replaced the
+	// worker first (most seeds time out; a worker stop waits for it).
+	if !slowed.Load() {
+		t.Fatalf("seed %d: the slow call did not happen", seed)
 	}
 	if !crashed.Load() || r.Health().Crashes < 1 {
 		t.Fatalf("seed %d: the injected crash did not happen (crashes: %d)", seed, r.Health().Crashes)

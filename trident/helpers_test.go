@@ -121,15 +121,16 @@ func submit(t *testing.T, tt *Topology, cfg Config) *Running {
 	return r
 }
 
-// waitFor waits (in virtual time) until cond holds, failing after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+// waitEvery checks cond every poll (in virtual time) until it holds,
+// failing after limit.
+func waitEvery(t *testing.T, limit, poll time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 
