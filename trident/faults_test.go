@@ -152,14 +152,14 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	// operation inside the source's emit would hold up the test source).
 	g := s.Shuffle().Parallelism(2).Each(Fields{"word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
 		n := seen.Add(1)
-		if !crashInCommit && n == crashAt && crashed.CompareAndSwap(false, true) {
+		if n >= slowAt && slowed.CompareAndSwap(false, true) {
+			time.Sleep(11 * time.Second) // over twice the message timeout: the batch times out
+		}
+		if !crashInCommit && n >= crashAt && crashed.CompareAndSwap(false, true) {
 			panic("injected crash")
 		}
 		if chance(0.03) {
 			return failure.Retryable(errFlaky)
-		}
-		if n == slowAt && slowed.CompareAndSwap(false, true) {
-			time.Sleep(11 * time.Second) // over twice the message timeout: the batch times out
 		}
 		out.Emit(tu.String("word"))
 		return nil
@@ -167,7 +167,7 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	st := PersistentAggregate(g, faulty("counts"), Fields{"w"}, count{}, "count")
 	PersistentAggregate(g, faulty("sums"), Fields{"offset"}, sumOffsets{}, "sum")
 	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(context.Context, Tuple, Collector) error {
-		if crashInCommit && committed.Add(1) == crashAt%10+1 && crashed.CompareAndSwap(false, true) {
+		if crashInCommit && committed.Add(1) >= crashAt%10+1 && crashed.CompareAndSwap(false, true) {
 			panic("injected crash after the state write")
 		}
 		if chance(0.02) {
