@@ -30,10 +30,7 @@ func (c *SpoutCollector) EmitStream(stream string, msgID any, v Values) {
 
 // EmitDirect emits v on a direct stream to one task.
 func (c *SpoutCollector) EmitDirect(task TaskID, stream string, msgID any, v Values) {
-	if task == NoTask {
-		task = -2 // rejected by targets with a clear message
-	}
-	c.emit(stream, task, msgID, v)
+	c.emit(stream, directTask(task), msgID, v)
 }
 
 // Pending returns the number of this task's trees not yet acked or failed.
@@ -75,6 +72,15 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		s.counts.acked++
 		t.spout.Ack(msgID)
 	}
+}
+
+// directTask checks the task of an EmitDirect: NoTask would mean "not
+// direct" to emit, so it is refused here with a clear message.
+func directTask(task TaskID) TaskID {
+	if task == NoTask {
+		panic("topology: EmitDirect to NoTask; pass the id of a subscribing task")
+	}
+	return task
 }
 
 // newRoot returns a random root id that the task is not already tracking.
@@ -122,10 +128,7 @@ func (c *OutputCollector) EmitStream(stream string, v Values, anchors ...*Tuple)
 // EmitDirect emits v on a direct stream to one task, anchored to the given
 // tuples.
 func (c *OutputCollector) EmitDirect(task TaskID, stream string, v Values, anchors ...*Tuple) {
-	if task == NoTask {
-		task = -2
-	}
-	_ = c.emit(stream, task, v, anchors)
+	_ = c.emit(stream, directTask(task), v, anchors)
 }
 
 func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors []*Tuple) []TaskID {

@@ -128,3 +128,9 @@ func (e *executor) flush() {
 	e.out.flush()
 	e.w.metrics.publish(e.plan.name(), &e.counts)
 }
+
+// flushQuietly publishes counters without sending output: the worker is
+// stopping, so buffered tuples are dropped with it and their trees fail.
+func (e *executor) flushQuietly() {
+	e.w.metrics.publish(e.plan.name(), &e.counts)
+}

@@ -215,6 +215,7 @@ func TestEmitMisuseCrashesWithClearError(t *testing.T) {
 		"direct on plain":      func(out *SpoutCollector) { out.EmitDirect(0, DefaultStream, nil, Values{1}) },
 		"plain on direct":      func(out *SpoutCollector) { out.EmitStream("d", nil, Values{1}) },
 		"direct to non-target": func(out *SpoutCollector) { out.EmitDirect(0, "d", nil, Values{1}) },
+		"direct to no task":    func(out *SpoutCollector) { out.EmitDirect(NoTask, "d", nil, Values{1}) },
 	}
 	want := map[string]string{
 		"undeclared stream":    `undeclared stream "nope"`,
@@ -222,6 +223,7 @@ func TestEmitMisuseCrashesWithClearError(t *testing.T) {
 		"direct on plain":      "not a direct stream",
 		"plain on direct":      "use EmitDirect",
 		"direct to non-target": "does not subscribe",
+		"direct to no task":    "EmitDirect to NoTask",
 	}
 	for name, emit := range cases {
 		t.Run(name, func(t *testing.T) {

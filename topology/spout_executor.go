@@ -217,12 +217,6 @@ func (s *spoutExecutor) cleanup() {
 	s.w.pending[s.idx].Store(0)
 }
 
-// flushQuietly publishes counters without sending output: the worker is
-// stopping, so buffered tuples are dropped with it and their trees fail.
-func (e *executor) flushQuietly() {
-	e.w.metrics.publish(e.plan.name(), &e.counts)
-}
-
 // callQuietly calls f, turning a panic into an error.
 func callQuietly(f func() error) (err error) {
 	defer func() {

@@ -279,8 +279,7 @@ func (t *Topology) Merge(streams ...*Stream) *Stream {
 		n.others = append(n.others, s.n)
 	}
 	if n.parent == nil {
-		n.sch = newSchema(nil)
-		return &Stream{t: t, n: t.add(n)}
+		n.sch = newSchema(nil) // every stream was refused above
 	}
 	return &Stream{t: t, n: t.add(n)}
 }
