@@ -30,14 +30,7 @@ var _ state.MapState[int] = (*Map[int])(nil)
 
 // New returns a non-transactional map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
-	name := opts.Name
-	if name == "" {
-		name = state.NameOf(m)
-	}
-	return &Map[V]{
-		codec: opts.CodecOrDefault(),
-		store: core.Store[[]byte]{Backing: m, Name: name, Format: format},
-	}
+	return &Map[V]{codec: opts.CodecOrDefault(), store: core.NewStore(m, opts.Name, format, false)}
 }
 
 // BeginCommit does nothing.

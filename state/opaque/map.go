@@ -2,7 +2,6 @@ package opaque
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/squallstream/squall/state"
@@ -40,37 +39,22 @@ var _ state.MapState[int] = (*Map[int])(nil)
 
 // New returns an opaque map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
-	name := opts.Name
-	if name == "" {
-		name = state.NameOf(m)
-	}
-	return &Map[V]{
-		codec: opts.CodecOrDefault(),
-		store: core.Store[record]{Backing: m, Name: name, Format: format, Cache: true},
-	}
+	return &Map[V]{codec: opts.CodecOrDefault(), store: core.NewStore(m, opts.Name, format, true)}
 }
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
 // Beginning the same txid again starts a replay.
 func (m *Map[V]) BeginCommit(_ context.Context, txid state.TxID) error {
-	if txid == 0 {
-		return state.ErrNoTxID
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.store.Begin(txid)
-	return nil
+	return m.store.Begin(txid)
 }
 
 // Commit ends batch txid; reads outside a commit see curr.
 func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.store.TxID(); cur != txid {
-		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, cur)
-	}
-	m.store.End()
-	return nil
+	return m.store.End(txid)
 }
 
 // MultiGet returns what the current batch sees: curr for keys written in

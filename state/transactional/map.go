@@ -2,7 +2,6 @@ package transactional
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/squallstream/squall/state"
@@ -51,36 +50,21 @@ var _ state.MapState[int] = (*Map[int])(nil)
 
 // New returns a transactional map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
-	name := opts.Name
-	if name == "" {
-		name = state.NameOf(m)
-	}
-	return &Map[V]{
-		codec: opts.CodecOrDefault(),
-		store: core.Store[record]{Backing: m, Name: name, Format: format, Cache: true},
-	}
+	return &Map[V]{codec: opts.CodecOrDefault(), store: core.NewStore(m, opts.Name, format, true)}
 }
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
 func (m *Map[V]) BeginCommit(_ context.Context, txid state.TxID) error {
-	if txid == 0 {
-		return state.ErrNoTxID
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.store.Begin(txid)
-	return nil
+	return m.store.Begin(txid)
 }
 
 // Commit ends batch txid.
 func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.store.TxID(); cur != txid {
-		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, cur)
-	}
-	m.store.End()
-	return nil
+	return m.store.End(txid)
 }
 
 // MultiGet returns the stored values.

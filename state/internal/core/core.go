@@ -39,15 +39,33 @@ type Store[R any] struct {
 }
 
 // Begin starts a commit of txid and empties the per-commit cache.
-func (s *Store[R]) Begin(txid state.TxID) {
+func (s *Store[R]) Begin(txid state.TxID) error {
+	if txid == 0 {
+		return state.ErrNoTxID
+	}
 	s.tx = txid
 	s.written = nil
+	return nil
 }
 
-// End ends the current commit and empties the per-commit cache.
-func (s *Store[R]) End() {
+// End ends commit txid and empties the per-commit cache; ending a commit
+// other than the current one is state.ErrNotBegun.
+func (s *Store[R]) End(txid state.TxID) error {
+	if s.tx != txid {
+		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, s.tx)
+	}
 	s.tx = 0
 	s.written = nil
+	return nil
+}
+
+// NewStore returns a store over m named name, or after m when name is
+// empty.
+func NewStore[R any](m state.BackingMap[[]byte], name string, f Format[R], cache bool) Store[R] {
+	if name == "" {
+		name = state.NameOf(m)
+	}
+	return Store[R]{Backing: m, Name: name, Format: f, Cache: cache}
 }
 
 // TxID returns the txid of the current commit, 0 outside one.
