@@ -67,39 +67,15 @@ func (o *outbox) markDirty(exec int) {
 }
 
 func (o *outbox) tuple(dst TaskID, t Tuple) {
-	exec := o.w.plan.taskExec[dst]
-	if o.tuples[exec] == nil {
-		o.tuples[exec] = make([]Tuple, 0, o.batch)
-	}
-	o.tuples[exec] = append(o.tuples[exec], t)
-	o.markDirty(exec)
-	if len(o.tuples[exec]) >= o.batch {
-		o.sendTuples(exec)
-	}
+	push(o, o.tuples, o.w.boltIn, o.w.plan.taskExec[dst], t)
 }
 
 func (o *outbox) ack(dst TaskID, m ackerMsg) {
-	exec := o.w.plan.taskExec[dst]
-	if o.acks[exec] == nil {
-		o.acks[exec] = make([]ackerMsg, 0, o.batch)
-	}
-	o.acks[exec] = append(o.acks[exec], m)
-	o.markDirty(exec)
-	if len(o.acks[exec]) >= o.batch {
-		o.sendAcks(exec)
-	}
+	push(o, o.acks, o.w.ackerIn, o.w.plan.taskExec[dst], m)
 }
 
 func (o *outbox) outcome(m spoutMsg) {
-	exec := o.w.plan.taskExec[m.task]
-	if o.outcomes[exec] == nil {
-		o.outcomes[exec] = make([]spoutMsg, 0, o.batch)
-	}
-	o.outcomes[exec] = append(o.outcomes[exec], m)
-	o.markDirty(exec)
-	if len(o.outcomes[exec]) >= o.batch {
-		o.sendOutcomes(exec)
-	}
+	push(o, o.outcomes, o.w.spoutIn, o.w.plan.taskExec[m.task], m)
 }
 
 // flush sends every partial buffer.
@@ -108,30 +84,30 @@ func (o *outbox) flush() {
 		exec := o.dirty[len(o.dirty)-1]
 		o.dirty = o.dirty[:len(o.dirty)-1]
 		o.isDirty[exec] = false
-		o.sendTuples(exec)
-		o.sendAcks(exec)
-		o.sendOutcomes(exec)
+		sendBuffer(o, o.tuples, o.w.boltIn, exec)
+		sendBuffer(o, o.acks, o.w.ackerIn, exec)
+		sendBuffer(o, o.outcomes, o.w.spoutIn, exec)
 	}
 }
 
-func (o *outbox) sendTuples(exec int) {
-	if b := o.tuples[exec]; len(b) > 0 {
-		o.tuples[exec] = nil
-		send(o, o.w.boltIn[exec], b)
+// push buffers v for executor exec and sends the buffer once it is full.
+func push[T any](o *outbox, bufs [][]T, queues []chan []T, exec int, v T) {
+	if bufs[exec] == nil {
+		bufs[exec] = make([]T, 0, o.batch)
+	}
+	bufs[exec] = append(bufs[exec], v)
+	o.markDirty(exec)
+	if len(bufs[exec]) >= o.batch {
+		sendBuffer(o, bufs, queues, exec)
 	}
 }
 
-func (o *outbox) sendAcks(exec int) {
-	if b := o.acks[exec]; len(b) > 0 {
-		o.acks[exec] = nil
-		send(o, o.w.ackerIn[exec], b)
-	}
-}
-
-func (o *outbox) sendOutcomes(exec int) {
-	if b := o.outcomes[exec]; len(b) > 0 {
-		o.outcomes[exec] = nil
-		send(o, o.w.spoutIn[exec], b)
+// sendBuffer sends executor exec's buffer, if it holds anything, to its
+// queue.
+func sendBuffer[T any](o *outbox, bufs [][]T, queues []chan []T, exec int) {
+	if b := bufs[exec]; len(b) > 0 {
+		bufs[exec] = nil
+		send(o, queues[exec], b)
 	}
 }
 

@@ -1,11 +1,6 @@
 package trident
 
-import (
-	"fmt"
-	"slices"
-
-	"github.com/squallstream/squall/state"
-)
+import "slices"
 
 // PartitionAggregate aggregates each batch's tuples within each partition
 // (task): agg sees the input fields; the output stream has the fields
@@ -106,19 +101,11 @@ type aggregateBatchOf[S any] struct {
 }
 
 func (b *aggregateBatchOf[S]) add(values []any, out func([]any) Collector) error {
-	var key string
-	var group []any
-	if len(b.op.group) > 0 {
-		group = make([]any, len(b.op.group))
-		for i, j := range b.op.group {
-			group[i] = values[j]
-		}
-		k, err := state.NewKey(group...)
-		if err != nil {
-			return fmt.Errorf("trident: group %v: %w", group, err)
-		}
-		key = k.Encoded()
+	group, k, err := groupKey(values, b.op.group)
+	if err != nil {
+		return err
 	}
+	key := k.Encoded()
 	g := b.groups[key]
 	if g == nil {
 		acc, err := b.op.agg.Init(b.attempt, out(group))

@@ -1,11 +1,6 @@
 package trident
 
-import (
-	"fmt"
-	"slices"
-
-	"github.com/squallstream/squall/state"
-)
+import "slices"
 
 // JoinMode says which unmatched tuples a join keeps.
 type JoinMode uint8
@@ -91,10 +86,9 @@ func pick(values []any, idx []int) []any {
 }
 
 func (b *joinBatch) add(side int, values []any) error {
-	key := pick(values, b.op.keyIdx[side])
-	k, err := state.NewKey(key...)
+	key, k, err := groupKey(values, b.op.keyIdx[side])
 	if err != nil {
-		return fmt.Errorf("trident: join key %v: %w", key, err)
+		return err
 	}
 	g := b.groups[k.Encoded()]
 	if g == nil {

@@ -65,5 +65,3 @@ func partitioned[M any](fields Fields, kind spout.Kind, partitions spout.Lister,
 		},
 	}
 }
-
-type sourceSpec = Source

@@ -59,7 +59,7 @@ type node struct {
 	sch      *schema // output fields
 	hint     int     // parallelism hint, 0 if none
 
-	source    *sourceSpec // kindSource
+	source    *Source     // kindSource
 	fn        Function    // kindEach
 	inIdx     []int       // kindEach: input positions in the parent's tuple
 	inSch     *schema     // kindEach, kindPersist: input fields
