@@ -2,9 +2,7 @@ package kafka_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -102,30 +100,7 @@ func produceFetch(t *testing.T, brokers []string) {
 	if resp.HighWatermark != count {
 		t.Errorf("high watermark = %d, want %d", resp.HighWatermark, count)
 	}
-	next := int64(from)
-	for {
-		rec, err := resp.Records.ReadRecord()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read record at offset %d: %v", next, err)
-		}
-		if rec.Offset < from {
-			continue // a batch may start before the requested offset
-		}
-		value, err := kafkago.ReadAll(rec.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Offset != next || string(value) != fmt.Sprintf("v%d", next) {
-			t.Fatalf("record = offset %d value %q, want offset %d value v%d", rec.Offset, value, next, next)
-		}
-		next++
-	}
-	if next != count {
-		t.Fatalf("fetched offsets %d..%d, want %d..%d", from, next-1, from, count-1)
-	}
+	checkRecords(t, resp.Records, from, count)
 
 	// The other partition stayed empty.
 	other, err := client.Fetch(ctx, &kafkago.FetchRequest{

@@ -133,9 +133,16 @@ func expectRecords(ctx context.Context, t *testing.T, client *kafkago.Client, to
 	if resp.HighWatermark != hw {
 		t.Errorf("high watermark = %d, want %d", resp.HighWatermark, hw)
 	}
+	checkRecords(t, resp.Records, from, to)
+}
+
+// checkRecords reads records and wants v<from> ... v<to-1> at their own
+// offsets (records before from, in the same fetched batch, are skipped).
+func checkRecords(t *testing.T, records kafkago.RecordReader, from, to int64) {
+	t.Helper()
 	next := from
 	for {
-		rec, err := resp.Records.ReadRecord()
+		rec, err := records.ReadRecord()
 		if errors.Is(err, io.EOF) {
 			break
 		}
