@@ -28,6 +28,8 @@ type groupBolt struct {
 	task        topology.TaskID
 
 	expectedReports int               // coordination tuples per batch
+	earlyReports    int               // of which from groups that report in the processing phase
+	lateFrom        map[string]bool   // upstream components that report in the commit phase
 	downstream      []topology.TaskID // tasks that get our coordination tuples
 	batches         map[state.TxID]*batch
 	finished        map[state.TxID]uint32 // the attempt that finished each txid, until its success
@@ -55,7 +57,8 @@ type batch struct {
 	reports  int // coordination tuples received
 	held     *topology.Tuple
 	commit   *topology.Tuple
-	done     bool // processing finished (committers: waiting for commit)
+	early    phaseCount // the processing-phase share, for groups with late inputs
+	done     bool       // processing finished (committers: waiting for commit)
 	failed   error
 	sent     map[topology.TaskID]int
 	accs     map[*node]batchAcc
@@ -86,8 +89,15 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 		b.inputs[in.stream()] = in
 	}
 	b.persist = map[*node]persistTask{}
+	b.lateFrom = map[string]bool{}
 	for _, up := range b.g.upstream {
-		b.expectedReports += len(info.Tasks(up.name))
+		n := len(info.Tasks(up.name))
+		b.expectedReports += n
+		if up.late {
+			b.lateFrom[up.name] = true
+		} else {
+			b.earlyReports += n
+		}
 	}
 	for _, down := range b.g.downstream {
 		b.downstream = append(b.downstream, info.Tasks(down.name)...)
@@ -224,13 +234,19 @@ func (b *groupBolt) track(a Attempt) *batch {
 
 // abandon drops a batch record, failing the tuples it holds.
 func (b *groupBolt) abandon(bt *batch) {
-	if bt.held != nil {
-		b.out.Fail(bt.held)
-	}
-	if bt.commit != nil {
-		b.out.Fail(bt.commit)
-	}
+	b.release(bt)
 	delete(b.batches, bt.attempt.TxID)
+}
+
+// release fails the tuples a batch record holds, so that the batch's trees
+// fail.
+func (b *groupBolt) release(bt *batch) {
+	for _, t := range []**topology.Tuple{&bt.held, &bt.early.held, &bt.commit} {
+		if *t != nil {
+			b.out.Fail(*t)
+			*t = nil
+		}
+	}
 }
 
 // data runs the group's operations on one tuple of a batch.
@@ -243,6 +259,9 @@ func (b *groupBolt) data(t *topology.Tuple) {
 	}
 	bt.received++
 	in := b.inputs[t.SourceStream()]
+	if !in.from.group.late {
+		bt.early.received++
+	}
 	if err := b.enter(in, bt, vals[1:]); err != nil {
 		b.failBatch(bt, err)
 	}
@@ -252,26 +271,78 @@ func (b *groupBolt) data(t *topology.Tuple) {
 // acks reports at once (the processing phase ends when it has everything);
 // any other group holds the first one until it has finished the batch, so
 // that the batch's tree stays open until then.
+//
+// A group fed both by groups that report in the processing phase and by
+// groups that report only in the commit phase (committers and what they
+// feed) cannot finish a batch before its commit. It holds the first
+// processing-phase report until everything sent in the processing phase
+// has arrived, which ends its part of the processing phase, and the first
+// commit-phase report until it has finished the batch.
 func (b *groupBolt) coordinate(t *topology.Tuple) {
 	bt := b.track(t.Value(0).(Attempt))
 	if bt == nil {
 		b.out.Ack(t)
 		return
 	}
+	count := t.Value(1).(int)
 	bt.reports++
-	bt.expected += t.Value(1).(int)
-	if bt.held == nil && !b.g.committer {
+	bt.expected += count
+	mixed := len(b.lateFrom) > 0 && b.earlyReports > 0
+	switch {
+	case b.g.committer:
+		b.out.Ack(t)
+	case mixed && !b.lateFrom[t.SourceComponent()]:
+		bt.early.reports++
+		bt.early.expected += count
+		if bt.early.held == nil {
+			bt.early.held = t
+		} else {
+			b.out.Ack(t)
+		}
+		if !b.checkEarly(bt) {
+			return
+		}
+	case bt.held == nil:
 		bt.held = t
-	} else {
+	default:
 		b.out.Ack(t)
 	}
 	b.checkFinish(bt)
+}
+
+// phaseCount counts the processing-phase share of a batch in a group that
+// also has commit-phase inputs.
+type phaseCount struct {
+	reports, expected, received int
+	held                        *topology.Tuple
+}
+
+// checkEarly acks the held processing-phase report once every upstream
+// group that reports in the processing phase has reported and all it sent
+// arrived. It returns false if the batch failed.
+func (b *groupBolt) checkEarly(bt *batch) bool {
+	e := &bt.early
+	if e.held == nil || e.reports < b.earlyReports {
+		return true
+	}
+	if e.received != e.expected {
+		b.failBatch(bt, failure.Reported(fmt.Errorf("%w: %s task %d, batch %v: upstream sent %d tuples in the processing phase, %d arrived",
+			ErrCountMismatch, b.g.name, b.task, bt.attempt, e.expected, e.received)))
+		return false
+	}
+	b.out.Ack(e.held)
+	e.held = nil
+	return true
 }
 
 // commitBatch starts the commit of a processed batch.
 func (b *groupBolt) commitBatch(t *topology.Tuple) {
 	a := t.Value(0).(Attempt)
 	bt := b.batches[a.TxID]
+	if bt == nil && len(b.lateFrom) > 0 {
+		// Fed in the commit phase, it may have received nothing yet.
+		bt = b.track(a)
+	}
 	if bt == nil || bt.attempt.N != a.N {
 		b.out.ReportError(fmt.Errorf("trident: %s task %d: commit for %v, which this task did not process", b.g.name, b.task, a))
 		b.out.Fail(t)
@@ -283,7 +354,7 @@ func (b *groupBolt) commitBatch(t *topology.Tuple) {
 
 func (b *groupBolt) checkFinish(bt *batch) {
 	if bt.failed != nil {
-		b.abandon(bt)
+		b.release(bt)
 		return
 	}
 	if bt.reports < b.expectedReports {
@@ -316,12 +387,14 @@ func (b *groupBolt) checkFinish(bt *batch) {
 var ErrCountMismatch = errors.New("trident: tuple count mismatch")
 
 // failBatch fails a batch attempt: its held tuples fail, so its tree fails
-// and the coordinator replays it. A fatal err stops the worker.
+// and the coordinator replays it. The record stays, so that tuples that
+// arrive later for the attempt (its commit, say) fail too, until a newer
+// attempt or the txid's success replaces it. A fatal err stops the worker.
 func (b *groupBolt) failBatch(bt *batch, err error) {
 	b.fatalUnlessRetryable(err)
 	b.reportFailure(bt.attempt, err)
 	bt.failed = err
-	b.abandon(bt)
+	b.release(bt)
 }
 
 // finish ends a batch: aggregations complete and committers write it to

@@ -55,8 +55,19 @@ func TestCountMismatchFailsTheBatch(t *testing.T) {
 	if len(out.errs) != 1 || !errors.Is(out.errs[0], ErrCountMismatch) {
 		t.Fatalf("reported %v; want the count mismatch", out.errs)
 	}
-	if len(b.batches) != 0 {
-		t.Fatal("the failed batch is still tracked")
+	// The failed attempt stays marked as failed: a late report for it
+	// fails too, until a newer attempt replaces it.
+	if bt := b.batches[1]; bt == nil || bt.failed == nil {
+		t.Fatal("the failed batch is not kept as failed")
+	}
+	late := topology.NewTestTuple("spout-s", streamCoord, Fields{fieldBatch, "count"}, topology.Values{a, 0})
+	b.Execute(late)
+	if len(out.failed) != 2 || out.failed[1] != late {
+		t.Fatalf("failed %v; want the late report failed too", out.failed)
+	}
+	b.Execute(topology.NewTestTuple("spout-s", stream, Fields{fieldBatch, "sentence"}, topology.Values{Attempt{TxID: 1, N: 1}, "c"}))
+	if bt := b.batches[1]; bt == nil || bt.failed != nil || bt.attempt.N != 1 {
+		t.Fatal("a newer attempt did not replace the failed one")
 	}
 }
 

@@ -15,6 +15,7 @@ type group struct {
 	entry       *node   // the source or partition node the group starts at
 	parallelism int
 	committer   bool     // it holds a persistent aggregation
+	late        bool     // it reports batches in the commit phase (see reportsLate)
 	inputs      []input  // the data streams it receives
 	upstream    []*group // groups that send it data, each once
 	downstream  []*group // groups it sends data to, each once
@@ -108,7 +109,27 @@ func (t *Topology) plan() []*group {
 			g.parallelism = max(g.parallelism, n.hint)
 		}
 	}
+	for _, g := range groups { // upstream groups come first
+		g.late = g.reportsLate()
+	}
 	return groups
+}
+
+// reportsLate tells whether g reports its batches downstream only in the
+// commit phase: a committer finishes a batch when it commits it, and a
+// group fed by such a group (say through a NewValuesStream) cannot finish
+// before that group has reported.
+func (g *group) reportsLate() bool {
+	if g.committer {
+		return true
+	}
+	return slices.ContainsFunc(g.upstream, func(up *group) bool { return up.late })
+}
+
+// hasLateInput tells whether some of g's upstream groups report in the
+// commit phase while others report in the processing phase.
+func (g *group) hasLateInput() bool {
+	return slices.ContainsFunc(g.upstream, func(up *group) bool { return up.late })
 }
 
 // crossesGroups reports whether n sends tuples to a node of another group.
