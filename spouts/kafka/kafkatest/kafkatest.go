@@ -224,3 +224,20 @@ func (s slogLogger) Logf(level kfake.LogLevel, format string, args ...any) {
 	}
 	s.l.Log(context.Background(), lvl, fmt.Sprintf(format, args...), "component", "kafkatest")
 }
+
+// MovePartition makes broker node (0 to Brokers-1) the leader of a topic's
+// partition, as a reassignment or leader election would: clients that
+// still send requests for it to the old leader get NOT_LEADER errors until
+// they refresh their metadata.
+func (c *Cluster) MovePartition(topic string, partition, node int32) error {
+	if err := c.fake.MoveTopicPartition(topic, partition, node); err != nil {
+		return fmt.Errorf("kafkatest: move %s partition %d to node %d: %w", topic, partition, node, err)
+	}
+	return nil
+}
+
+// Leader returns the node that leads a topic's partition, or -1 if there
+// is none.
+func (c *Cluster) Leader(topic string, partition int32) int32 {
+	return c.fake.LeaderFor(topic, partition)
+}

@@ -1,0 +1,233 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/squallstream/squall/trident/spout"
+)
+
+// limits bound one read of a partition.
+type limits struct {
+	maxRecords int
+	maxBytes   int   // key and value bytes; the first record is always taken
+	until      int64 // stop before this offset; -1 means no bound
+}
+
+// readResult is what a read got.
+type readResult struct {
+	next  int64 // the offset after the last record read (the start if none)
+	count int   // records read
+}
+
+// maxFetchBytes bounds the bytes one fetch request asks for.
+const maxFetchBytes = 4 << 20
+
+// read fetches the records of tp from offset from, within lim, decodes
+// them and emits their tuples to c. It does not wait for records: it stops
+// at the log end as the broker knows it. Records the decoder rejects go to
+// the dead-letter topic before read returns. An offset out of range at the
+// start is an *OutOfRangeError; later (retention caught up with the read)
+// it ends the batch early.
+func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, from int64, lim limits, c spout.Collector) (readResult, error) {
+	res := readResult{next: from}
+	bytes := 0
+	var bad []badRecord
+	var hwm int64 = -1
+	for {
+		if (lim.until >= 0 && res.next >= lim.until) || res.count >= lim.maxRecords || bytes >= lim.maxBytes {
+			break
+		}
+		if err := s.backoff.wait(ctx); err != nil {
+			return res, err
+		}
+		resp, err := s.client.Fetch(ctx, &kafkago.FetchRequest{
+			Topic: tp.topic, Partition: tp.partition, Offset: res.next,
+			MinBytes: 0, MaxBytes: int64(min(lim.maxBytes-bytes, maxFetchBytes)),
+		})
+		if err == nil {
+			err = resp.Error
+		}
+		if errors.Is(err, kafkago.OffsetOutOfRange) {
+			if res.count > 0 {
+				break // retention deleted the rest: end the batch here
+			}
+			return res, s.outOfRange(ctx, tp, res.next)
+		}
+		if err != nil {
+			return res, s.brokerError(tp, fmt.Sprintf("fetch from offset %d", res.next), err)
+		}
+		s.backoff.succeed()
+		hwm = resp.HighWatermark
+		got, stop, err := s.consume(a, tp, resp.Records, lim, &res, &bytes, c, &bad)
+		if err != nil {
+			return res, s.brokerError(tp, fmt.Sprintf("read records after offset %d", res.next), err)
+		}
+		if stop || got == 0 || res.next >= hwm {
+			break
+		}
+	}
+	if hwm >= 0 {
+		s.stats.position(tp, res.next, hwm)
+	}
+	if len(bad) > 0 {
+		if err := s.deadLetter(ctx, a, bad); err != nil {
+			return res, err
+		}
+	}
+	s.stats.emitted.Add(uint64(res.count))
+	return res, nil
+}
+
+// consume reads the records of one fetch response into c. stop says that
+// a limit was reached.
+func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.RecordReader, lim limits,
+	res *readResult, bytes *int, c spout.Collector, bad *[]badRecord) (got int, stop bool, err error) {
+	for {
+		r, err := records.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			return got, false, nil
+		}
+		if err != nil {
+			return got, false, err
+		}
+		if r.Offset < res.next {
+			continue // a record batch can start before the offset asked for
+		}
+		if lim.until >= 0 && r.Offset >= lim.until {
+			return got, true, nil
+		}
+		if res.count >= lim.maxRecords {
+			return got, true, nil
+		}
+		size := 0
+		if r.Key != nil {
+			size += r.Key.Len()
+		}
+		if r.Value != nil {
+			size += r.Value.Len()
+		}
+		if res.count > 0 && *bytes+size > lim.maxBytes {
+			return got, true, nil
+		}
+		rec, err := toRecord(tp, r)
+		if err != nil {
+			return got, false, err
+		}
+		values, derr := s.cfg.Decoder.Decode(rec)
+		if derr != nil {
+			*bad = append(*bad, badRecord{rec: rec, err: derr})
+		} else {
+			c.Emit(values)
+		}
+		got++
+		res.count++
+		res.next = r.Offset + 1
+		*bytes += size
+	}
+}
+
+// toRecord copies a kafka-go record into a Record.
+func toRecord(tp topicPartition, r *kafkago.Record) (Record, error) {
+	rec := Record{Topic: tp.topic, Partition: tp.partition, Offset: r.Offset, Time: r.Time}
+	var err error
+	if r.Key != nil {
+		if rec.Key, err = kafkago.ReadAll(r.Key); err != nil {
+			return rec, err
+		}
+	}
+	if r.Value != nil {
+		if rec.Value, err = kafkago.ReadAll(r.Value); err != nil {
+			return rec, err
+		}
+	}
+	if len(r.Headers) > 0 {
+		rec.Headers = make([]Header, len(r.Headers))
+		for i, h := range r.Headers {
+			rec.Headers[i] = Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	return rec, nil
+}
+
+// outOfRange builds the error of a fetch of tp at offset that the broker
+// refused as out of range, with the log's current bounds.
+func (s *Spout) outOfRange(ctx context.Context, tp topicPartition, offset int64) error {
+	oor := &OutOfRangeError{Topic: tp.topic, Partition: tp.partition, Offset: offset, Earliest: -1, End: -1}
+	first, end, err := s.bounds(ctx, tp)
+	if err != nil {
+		s.cfg.Logger.Warn("kafka spout: cannot list the bounds of an out-of-range partition", "topic", tp.topic,
+			"partition", tp.partition, "offset", offset, "err", err)
+		return oor
+	}
+	oor.Earliest, oor.End = first, end
+	return oor
+}
+
+// bounds returns the earliest offset and the end offset of tp's log.
+func (s *Spout) bounds(ctx context.Context, tp topicPartition) (first, end int64, err error) {
+	resp, err := s.client.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{
+		tp.topic: {kafkago.FirstOffsetOf(tp.partition), kafkago.LastOffsetOf(tp.partition)},
+	}})
+	if err != nil {
+		return 0, 0, s.brokerError(tp, "list offsets", err)
+	}
+	for _, p := range resp.Topics[tp.topic] {
+		if p.Partition == tp.partition {
+			if p.Error != nil {
+				return 0, 0, s.brokerError(tp, "list offsets", p.Error)
+			}
+			return p.FirstOffset, p.LastOffset, nil
+		}
+	}
+	return 0, 0, s.brokerError(tp, "list offsets", errors.New("no answer for the partition"))
+}
+
+// offsetFor resolves a start position to an offset of tp.
+func (s *Spout) offsetFor(ctx context.Context, tp topicPartition, at StartPosition) (int64, error) {
+	if err := s.backoff.wait(ctx); err != nil {
+		return 0, err
+	}
+	switch at.kind {
+	case startEarliest, startLatest:
+		first, end, err := s.bounds(ctx, tp)
+		if err != nil {
+			return 0, err
+		}
+		if at.kind == startEarliest {
+			return first, nil
+		}
+		return end, nil
+	}
+	resp, err := s.client.ListOffsets(ctx, &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{
+		tp.topic: {kafkago.TimeOffsetOf(tp.partition, at.at)},
+	}})
+	if err != nil {
+		return 0, s.brokerError(tp, "list offsets at "+at.String(), err)
+	}
+	for _, p := range resp.Topics[tp.topic] {
+		if p.Partition != tp.partition {
+			continue
+		}
+		if p.Error != nil {
+			return 0, s.brokerError(tp, "list offsets at "+at.String(), p.Error)
+		}
+		best := int64(-1)
+		for off := range p.Offsets {
+			if off >= 0 && (best < 0 || off < best) {
+				best = off
+			}
+		}
+		if best >= 0 {
+			return best, nil
+		}
+		// No record at or after the time: start at the end.
+		_, end, err := s.bounds(ctx, tp)
+		return end, err
+	}
+	return 0, s.brokerError(tp, "list offsets at "+at.String(), errors.New("no answer for the partition"))
+}

@@ -1,0 +1,75 @@
+package kafka
+
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats are the spout's counters since New. Replays count again.
+type Stats struct {
+	// Emitted counts the records read and decoded into tuples.
+	Emitted uint64
+	// DecodeFailures counts the records the Decoder rejected.
+	DecodeFailures uint64
+	// DeadLettered counts the rejected records written to the dead-letter
+	// topic.
+	DeadLettered uint64
+	// OutOfRangeSkips counts the batches that skipped to the earliest
+	// offset (SkipToEarliest), and OffsetsLost the offsets they skipped.
+	OutOfRangeSkips uint64
+	OffsetsLost     uint64
+	// Reconnects counts the times the spout dropped its connections after
+	// a failed request.
+	Reconnects uint64
+	// Partitions are the partitions read, by name ("topic@3").
+	Partitions map[string]PartitionStats
+}
+
+// PartitionStats is what the last batch of a partition saw.
+type PartitionStats struct {
+	// Next is the offset after the partition's last batch.
+	Next int64
+	// LogEnd is the partition's high watermark at that batch.
+	LogEnd int64
+	// Lag is LogEnd minus Next: the records waiting to be read.
+	Lag int64
+}
+
+type stats struct {
+	emitted, decodeFailures, deadLettered atomic.Uint64
+	outOfRangeSkips, offsetsLost          atomic.Uint64
+	reconnects                            atomic.Uint64
+
+	mu         sync.Mutex
+	partitions map[string]PartitionStats
+}
+
+func (s *stats) position(tp topicPartition, next, logEnd int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.partitions == nil {
+		s.partitions = map[string]PartitionStats{}
+	}
+	s.partitions[tp.String()] = PartitionStats{Next: next, LogEnd: logEnd, Lag: max(logEnd-next, 0)}
+}
+
+// Stats returns a snapshot of the spout's counters.
+func (s *Spout) Stats() Stats {
+	st := &s.stats
+	st.mu.Lock()
+	ps := maps.Clone(st.partitions)
+	st.mu.Unlock()
+	if ps == nil {
+		ps = map[string]PartitionStats{}
+	}
+	return Stats{
+		Emitted:         st.emitted.Load(),
+		DecodeFailures:  st.decodeFailures.Load(),
+		DeadLettered:    st.deadLettered.Load(),
+		OutOfRangeSkips: st.outOfRangeSkips.Load(),
+		OffsetsLost:     st.offsetsLost.Load(),
+		Reconnects:      st.reconnects.Load(),
+		Partitions:      ps,
+	}
+}
