@@ -1,0 +1,61 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gocql/gocql"
+
+	"github.com/squallstream/squall/state"
+)
+
+var errNotFound = gocql.ErrNotFound
+
+// Table is a checked state table (from EnsureTable or OpenTable). Open
+// (or Backing) returns backing maps over it; several maps may share a
+// table, one per partition of a persistent aggregation, since a group-by
+// sends each key to one partition.
+type Table struct {
+	s        *Session
+	spec     TableSpec
+	name     string // keyspace.table
+	sel, ins string
+}
+
+func newTable(s *Session, spec TableSpec) *Table {
+	t := &Table{s: s, spec: spec, name: s.cfg.Keyspace + "." + spec.Name}
+	t.sel, t.ins = spec.statements(s.cfg.Keyspace)
+	return t
+}
+
+// Name returns keyspace.table.
+func (t *Table) Name() string { return t.name }
+
+// Spec returns the table's spec.
+func (t *Table) Spec() TableSpec { return t.spec }
+
+// Open returns a new backing map over the table with a fencing epoch of
+// its own (see docs/cassandra.md): its writes win over those of every map
+// opened before it, whenever they arrive.
+func (t *Table) Open(ctx context.Context) (*Map, error) {
+	if t.s.isClosed() {
+		return nil, fmt.Errorf("cassandra: open %s: %w", t.name, state.ErrClosed)
+	}
+	epoch, err := t.s.nextEpoch(ctx, t.name)
+	if err != nil {
+		return nil, err
+	}
+	return &Map{t: t, fence: &fence{epoch: epoch}}, nil
+}
+
+// Backing opens a map for one partition of a persistent aggregation. Its
+// signature is trident.BackingFactory's, so a table plugs into a topology
+// as trident.Opaque[int64]("counts", table.Backing). Every call, also a
+// worker's restart, takes a new fencing epoch.
+func (t *Table) Backing(ctx context.Context, partition, numPartitions int) (state.BackingMap[[]byte], error) {
+	m, err := t.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
