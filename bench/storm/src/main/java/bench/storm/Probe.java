@@ -1,0 +1,34 @@
+package bench.storm;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counters the topology's components publish and the driver reads. In local
+ * mode every component runs in this JVM, so static fields are shared.
+ * Components count locally and publish every {@link #PUBLISH_EVERY} events,
+ * as the Go side does.
+ */
+final class Probe {
+    static final int PUBLISH_EVERY = 256;
+
+    /** Tuples reached the null bolt (core-noack) or the drop bolt (acker-memory). */
+    static final AtomicLong sunk = new AtomicLong();
+    /** Trees acked at the spout (core-acked). */
+    static final AtomicLong acked = new AtomicLong();
+    /** Trident batches committed (acked to the batch spout). */
+    static final AtomicLong batches = new AtomicLong();
+    /** Tuple trees failed (must stay 0). */
+    static final AtomicLong failed = new AtomicLong();
+    /** The spout has been opened. */
+    static final AtomicBoolean opened = new AtomicBoolean();
+    /** acker-memory: the spout may start emitting. */
+    static final AtomicBoolean go = new AtomicBoolean();
+    /** core-acked: record complete latencies while set. */
+    static volatile boolean recording;
+    /** core-acked: complete latencies recorded while recording. */
+    static final LatencyHistogram latency = new LatencyHistogram();
+
+    private Probe() {
+    }
+}

@@ -1,0 +1,304 @@
+package bench.storm;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import org.apache.storm.Config;
+import org.apache.storm.LocalCluster;
+import org.apache.storm.generated.StormTopology;
+import org.apache.storm.topology.TopologyBuilder;
+import org.apache.storm.trident.TridentTopology;
+import org.apache.storm.trident.operation.builtin.Count;
+import org.apache.storm.trident.testing.MemoryMapState;
+import org.apache.storm.tuple.Fields;
+import org.apache.storm.tuple.Values;
+import org.apache.storm.utils.VersionInfo;
+
+/**
+ * The Apache Storm side of squall's side-by-side benchmark. It runs one
+ * workload on a LocalCluster (one worker, parallelism 1 per component, a
+ * ZooKeeper bound to loopback), measures it over a fixed window after a
+ * warm-up, and prints one line:
+ *
+ * <pre>RESULT impl=storm workload=NAME key=value ...</pre>
+ *
+ * <p>Usage: {@code StormBench WORKLOAD [--window S] [--warmup S] [--batch N]
+ * [--pending N] [--trees N] [--sentences N]}: --batch is the tuples an executor
+ * buffers per send (topology.producer.batch.size), --sentences the sentences
+ * per Trident batch; workloads: core-noack, core-acked,
+ * trident-wordcount, acker-memory. bench/squall takes the same workloads and
+ * options and prints the same keys.
+ */
+public final class StormBench {
+    /** The sentences squall's Trident benchmark cycles: 40 words in 5 sentences. */
+    static final String[] SENTENCES = {
+        "the cow jumped over the moon",
+        "an apple a day keeps the doctor away",
+        "four score and seven years ago our fathers brought forth",
+        "snow white and the seven dwarfs went to work",
+        "i am at two with nature said the poet",
+    };
+
+    private StormBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
+        String line;
+        try (LoopbackZooKeeper zk = new LoopbackZooKeeper()) {
+            Map<String, Object> daemon = new HashMap<>();
+            daemon.put(Config.STORM_ZOOKEEPER_SERVERS, List.of(zk.host()));
+            daemon.put(Config.STORM_ZOOKEEPER_PORT, zk.port());
+            daemon.put(Config.STORM_LOCAL_HOSTNAME, "127.0.0.1");
+            LocalCluster cluster = new LocalCluster.Builder().withSupervisors(1).withDaemonConf(daemon).build();
+            try {
+                line = run(cluster, o);
+            } finally {
+                closeWithin(cluster, 10);
+            }
+        }
+        System.out.println(line);
+        System.out.flush();
+        // Storm leaves non-daemon threads behind after a LocalCluster closes.
+        Runtime.getRuntime().halt(0);
+    }
+
+    private static String run(LocalCluster cluster, Options o) throws Exception {
+        Config conf = new Config();
+        conf.setNumWorkers(1);
+        conf.put(Config.TOPOLOGY_PRODUCER_BATCH_SIZE, o.batch);
+        switch (o.workload) {
+            case "core-noack": {
+                conf.setNumAckers(0);
+                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.UNTRACKED, 0, true));
+                Rate r = measureRate(o, Probe.sunk::get);
+                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f", r.perSecond));
+            }
+            case "core-acked": {
+                conf.setNumAckers(1);
+                conf.setMaxSpoutPending(o.pending);
+                conf.put(Config.TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS, true);
+                conf.setMessageTimeoutSecs(30);
+                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.TIMED, 0, true));
+                Rate r = measureRate(o, Probe.acked::get);
+                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f p50_us=%d p99_us=%d failed=%d",
+                    r.perSecond, Probe.latency.quantile(0.50), Probe.latency.quantile(0.99), Probe.failed.get()));
+            }
+            case "trident-wordcount":
+                return wordCount(cluster, conf, o);
+            case "acker-memory":
+                return ackerMemory(cluster, conf, o);
+            default:
+                throw new IllegalArgumentException("unknown workload " + o.workload);
+        }
+    }
+
+    /** Constant spout -> id bolt -> sink, local-or-shuffle groupings. */
+    private static StormTopology core(ConstSpout.Mode mode, long limit, boolean ack) {
+        TopologyBuilder b = new TopologyBuilder();
+        b.setSpout("spout", new ConstSpout(mode, limit), 1);
+        b.setBolt("id", new IdBolt(), 1).localOrShuffleGrouping("spout");
+        b.setBolt("null", new SinkBolt(ack), 1).localOrShuffleGrouping("id");
+        return b.createTopology();
+    }
+
+    private static String wordCount(LocalCluster cluster, Config conf, Options o) throws Exception {
+        conf.setNumAckers(1);
+        conf.setMaxSpoutPending(2);
+        conf.put(Config.TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS, 1);
+        List<Object>[] outputs = sentences(o.sentences);
+        int wordsPerBatch = 0;
+        for (List<Object> v : outputs) {
+            wordsPerBatch += ((String) v.get(0)).split(" ").length;
+        }
+        TridentTopology t = new TridentTopology();
+        t.newStream("sentences", new CountingBatchSpout(new Fields("sentence"), o.sentences, outputs))
+            .each(new Fields("sentence"), new Split(), new Fields("word"))
+            .groupBy(new Fields("word"))
+            .persistentAggregate(new MemoryMapState.Factory(), new Count(), new Fields("count"));
+        cluster.submitTopology("bench", conf, t.build());
+
+        waitFor(() -> Probe.batches.get() > 0, 120, "the first committed batch");
+        sleepSeconds(o.warmup);
+        long[] start = nextBatch();
+        sleepSeconds(o.window);
+        long[] end = nextBatch();
+        double seconds = (end[1] - start[1]) / 1e9;
+        long batches = end[0] - start[0];
+        return result(o, String.format(Locale.ROOT, "words_per_s=%.0f batches=%d words_per_batch=%d",
+            batches * (double) wordsPerBatch / seconds, batches, wordsPerBatch));
+    }
+
+    /** Waits for the next committed batch; returns {batches committed, time}. */
+    private static long[] nextBatch() throws InterruptedException {
+        long b = Probe.batches.get();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (Probe.batches.get() == b) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no batch committed for 120 s");
+            }
+            Thread.sleep(0, 200_000);
+        }
+        return new long[] {Probe.batches.get(), System.nanoTime()};
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Object>[] sentences(int n) {
+        List<Object>[] out = new List[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = new Values(SENTENCES[i % SENTENCES.length]);
+        }
+        return out;
+    }
+
+    private static String ackerMemory(LocalCluster cluster, Config conf, Options o) throws Exception {
+        conf.setNumAckers(1);
+        conf.put(Config.TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS, false);
+        cluster.submitTopology("bench", conf, core(ConstSpout.Mode.LIMITED, o.trees, false));
+        waitFor(Probe.opened::get, 120, "the spout to open");
+        sleepSeconds(2);
+        long before = liveHeap();
+        Probe.go.set(true);
+        long want = o.trees - o.trees % Probe.PUBLISH_EVERY;
+        waitFor(() -> Probe.sunk.get() >= want, 300, o.trees + " tuples at the sink");
+        sleepSeconds(2); // let the acker take the last inits
+        long after = liveHeap();
+        return result(o, String.format(Locale.ROOT, "pending=%d bytes_per_tree=%.1f heap_before=%d heap_after=%d",
+            o.trees, (after - before) / (double) o.trees, before, after));
+    }
+
+    /** Heap in use after full collections (G1's System.gc is a full, compacting GC). */
+    static long liveHeap() throws InterruptedException {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(200);
+            used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+
+    private static final class Rate {
+        double perSecond;
+    }
+
+    /** Waits for the first event, warms up, then counts events over the window. */
+    private static Rate measureRate(Options o, LongSupplier counter) throws InterruptedException {
+        waitFor(() -> counter.getAsLong() > 0, 120, "the first tuples");
+        sleepSeconds(o.warmup);
+        long c0 = counter.getAsLong();
+        long t0 = System.nanoTime();
+        Probe.recording = true;
+        sleepSeconds(o.window);
+        Probe.recording = false;
+        long c1 = counter.getAsLong();
+        long t1 = System.nanoTime();
+        Rate r = new Rate();
+        r.perSecond = (c1 - c0) / ((t1 - t0) / 1e9);
+        return r;
+    }
+
+    private static String result(Options o, String figures) {
+        return String.format(Locale.ROOT, "RESULT impl=storm workload=%s %s window_s=%s batch=%d version=%s",
+            o.workload, figures, trim(o.window), o.batch, VersionInfo.getVersion());
+    }
+
+    private static String trim(double d) {
+        return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+    }
+
+    interface Check {
+        boolean ok();
+    }
+
+    private static void waitFor(Check c, int seconds, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (!c.ok()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("timed out after " + seconds + " s waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static void sleepSeconds(double s) throws InterruptedException {
+        Thread.sleep((long) (s * 1000));
+    }
+
+    private static void closeWithin(LocalCluster cluster, int seconds) {
+        Thread t = new Thread(() -> {
+            try {
+                cluster.close();
+            } catch (Exception e) {
+                System.err.println("storm-bench: closing the local cluster: " + e);
+            }
+        }, "close-cluster");
+        t.setDaemon(true);
+        t.start();
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(seconds));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Command-line options; the defaults match bench/squall's. */
+    static final class Options {
+        String workload;
+        double window = 30;
+        double warmup = 10;
+        int batch = 256;
+        int sentences = 10_000;
+        int pending = 1024;
+        long trees = 1_000_000;
+
+        static Options parse(String[] args) {
+            Options o = new Options();
+            List<String> rest = new ArrayList<>();
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                if (!a.startsWith("--")) {
+                    rest.add(a);
+                    continue;
+                }
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException(a + " needs a value");
+                }
+                String v = args[++i];
+                switch (a) {
+                    case "--window": o.window = seconds(v); break;
+                    case "--warmup": o.warmup = seconds(v); break;
+                    case "--batch": o.batch = Integer.parseInt(v); break;
+                    case "--sentences": o.sentences = Integer.parseInt(v); break;
+                    case "--pending": o.pending = Integer.parseInt(v); break;
+                    case "--trees": o.trees = Long.parseLong(v); break;
+                    default: throw new IllegalArgumentException("unknown option " + a);
+                }
+            }
+            if (rest.size() != 1) {
+                throw new IllegalArgumentException(
+                    "usage: StormBench core-noack|core-acked|trident-wordcount|acker-memory "
+                        + "[--window S] [--warmup S] [--batch N] [--pending N] [--trees N] [--sentences N]");
+            }
+            o.workload = rest.get(0);
+            return o;
+        }
+
+        /** Parses "30", "30s", "1.5s" or "500ms" as seconds. */
+        static double seconds(String v) {
+            if (v.endsWith("ms")) {
+                return Double.parseDouble(v.substring(0, v.length() - 2)) / 1000;
+            }
+            if (v.endsWith("s")) {
+                return Double.parseDouble(v.substring(0, v.length() - 1));
+            }
+            return Double.parseDouble(v);
+        }
+    }
+}
