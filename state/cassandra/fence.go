@@ -55,7 +55,7 @@ func (s *Session) nextEpoch(ctx context.Context, name string) (int64, error) {
 	upd := fmt.Sprintf("UPDATE %s.%s SET epoch = ? WHERE name = ? IF epoch = ?", s.cfg.Keyspace, fenceTable)
 	for range 100 {
 		var cur int64
-		err := s.serialRead(ctx, sel, name).Scan(&cur)
+		err := s.SerialRead(ctx, sel, name).Scan(&cur)
 		switch {
 		case err == nil:
 		case errors.Is(err, errNotFound):
@@ -69,9 +69,9 @@ func (s *Session) nextEpoch(ctx context.Context, name string) (int64, error) {
 		var applied bool
 		m := map[string]any{}
 		if cur == 0 {
-			applied, err = s.cas(ctx, ins, name).MapScanCAS(m)
+			applied, err = s.CAS(ctx, ins, name).MapScanCAS(m)
 		} else {
-			applied, err = s.cas(ctx, upd, cur+1, name, cur).MapScanCAS(m)
+			applied, err = s.CAS(ctx, upd, cur+1, name, cur).MapScanCAS(m)
 		}
 		if err != nil {
 			return 0, Classify(fmt.Errorf("cassandra: take a fencing epoch of %s: %w", name, err))

@@ -55,7 +55,7 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 			return err
 		}
 		dests := m.t.spec.newDests()
-		iter := m.t.s.query(ctx, m.t.sel, args...).Iter()
+		iter := m.t.s.Statement(ctx, m.t.sel, args...).Iter()
 		found := iter.Scan(dests...)
 		if err := iter.Close(); err != nil {
 			return err
@@ -107,7 +107,7 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 			return err
 		}
 		args = append(append(args, vs...), ts)
-		return m.t.s.query(ctx, m.t.ins, args...).Exec()
+		return m.t.s.Statement(ctx, m.t.ins, args...).Exec()
 	})
 }
 

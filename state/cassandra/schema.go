@@ -123,7 +123,7 @@ type column struct {
 }
 
 func (s *Session) columns(ctx context.Context, table string) (map[string]column, error) {
-	iter := s.query(ctx, `SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
+	iter := s.Statement(ctx, `SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
 		strings.ToLower(s.cfg.Keyspace), strings.ToLower(table)).Iter()
 	out := map[string]column{}
 	var (

@@ -106,9 +106,10 @@ func (s *Session) acquire(ctx context.Context) error {
 
 func (s *Session) release() { <-s.inFlight }
 
-// query returns an idempotent statement at the configured consistency,
-// bound to ctx, with the retry policy attached.
-func (s *Session) query(ctx context.Context, stmt string, args ...any) *gocql.Query {
+// Statement returns an idempotent statement at the configured
+// consistency, bound to ctx, with the session's retry policy attached.
+// Use it only for idempotent statements (reads, upserts, deletes).
+func (s *Session) Statement(ctx context.Context, stmt string, args ...any) *gocql.Query {
 	q := s.gs.Query(stmt, args...).WithContext(ctx).Idempotent(true)
 	if s.retry != nil {
 		q = q.RetryPolicy(s.retry)
@@ -116,16 +117,18 @@ func (s *Session) query(ctx context.Context, stmt string, args ...any) *gocql.Qu
 	return q
 }
 
-// cas returns a lightweight transaction: never retried blindly (its outcome
-// after a timeout is unknown), serial consistency as configured.
-func (s *Session) cas(ctx context.Context, stmt string, args ...any) *gocql.Query {
+// CAS returns a lightweight transaction (a statement with IF) bound to
+// ctx: never retried blindly (its outcome after a timeout is unknown), at
+// the configured serial consistency. Resolve a timeout with SerialRead.
+func (s *Session) CAS(ctx context.Context, stmt string, args ...any) *gocql.Query {
 	return s.gs.Query(stmt, args...).WithContext(ctx).SerialConsistency(s.cfg.serial())
 }
 
-// serialRead returns a read at the serial consistency level, which
-// completes any lightweight transaction in progress on the row first.
-func (s *Session) serialRead(ctx context.Context, stmt string, args ...any) *gocql.Query {
-	return s.query(ctx, stmt, args...).Consistency(gocql.Consistency(s.cfg.serial()))
+// SerialRead returns a read at the serial consistency level, which
+// completes any lightweight transaction in progress on its partition
+// first.
+func (s *Session) SerialRead(ctx context.Context, stmt string, args ...any) *gocql.Query {
+	return s.Statement(ctx, stmt, args...).Consistency(gocql.Consistency(s.cfg.serial()))
 }
 
 // exec runs one statement under an in-flight token.
@@ -140,7 +143,7 @@ func (s *Session) exec(ctx context.Context, q *gocql.Query) error {
 // Query runs a statement of your own through the session (prepared,
 // idempotent, at the configured consistency, under the in-flight limit).
 func (s *Session) Query(ctx context.Context, stmt string, args ...any) error {
-	return Classify(s.exec(ctx, s.query(ctx, stmt, args...)))
+	return Classify(s.exec(ctx, s.Statement(ctx, stmt, args...)))
 }
 
 // gocqlLogger forwards gocql's messages to slog at debug level.
