@@ -36,7 +36,7 @@ type Store struct {
 	s  *cassandra.Session
 	ns []byte
 
-	loadStmt, insertStmt, updateStmt             string
+	loadStmt, insertStmt, updateStmt              string
 	getStmt, prevStmt, putStmt, rmStmt, cleanStmt string
 
 	clock clock
