@@ -7,7 +7,7 @@ package bench.storm;
  */
 final class LatencyHistogram {
     private static final int SUB = 64;
-    private final long[] counts = new long[SUB + 64 * SUB];
+    private final long[] counts = new long[SUB + 57 * SUB]; // e <= 56 for long values
     private long total;
 
     static int index(long us) {

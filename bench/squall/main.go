@@ -1,0 +1,124 @@
+// Command squall-bench is the squall side of the side-by-side benchmark
+// against Apache Storm (bench/compare.sh runs both). It runs one workload,
+// measures it over a fixed window after a warm-up, and prints one line:
+//
+//	RESULT impl=squall workload=NAME key=value ...
+//
+// with the same keys as the Storm side (bench/storm). Usage:
+//
+//	go run ./bench/squall WORKLOAD [--window 30s] [--warmup 10s] [--batch 256]
+//	                               [--pending 1024] [--trees 1000000] [--sentences 10000]
+//
+// Workloads:
+//
+//   - core-noack: constant spout -> id bolt -> null bolt, tracking off;
+//     tuples_per_s counted at the null bolt.
+//   - core-acked: the same with message ids and one acker, max spout pending
+//     --pending; tuples_per_s is trees acked at the spout per second, p50_us
+//     and p99_us the complete latency measured by the spout (emit to Ack).
+//   - trident-wordcount: cycling batch spout of --sentences sentences per
+//     batch -> split -> groupBy(word) -> persistentAggregate(count) on opaque
+//     memory state; words_per_s counts the words of committed batches.
+//   - acker-memory: the spout emits --trees tuples with message ids to a bolt
+//     that never acks them, timeouts off; bytes_per_tree is the growth of the
+//     live heap divided by --trees.
+//
+// Parallelism is 1 for every component and everything runs in one worker.
+// The program uses only squall's public API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// options are the command-line options; the defaults match bench/storm's.
+type options struct {
+	workload  string
+	window    time.Duration
+	warmup    time.Duration
+	batch     int // tuples an executor buffers per send (topology.Config.BatchSize)
+	pending   int // max spout pending for core-acked
+	trees     int // pending trees for acker-memory
+	sentences int // sentences per Trident batch
+}
+
+var workloads = map[string]func(context.Context, options) (string, error){
+	"core-noack":        runCoreNoAck,
+	"core-acked":        runCoreAcked,
+	"trident-wordcount": runWordCount,
+	"acker-memory":      runAckerMemory,
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	o := options{}
+	fs := flag.NewFlagSet("squall-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.window, "window", 30*time.Second, "measuring window")
+	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window")
+	fs.IntVar(&o.batch, "batch", 256, "tuples an executor buffers per send")
+	fs.IntVar(&o.pending, "pending", 1024, "max spout pending (core-acked)")
+	fs.IntVar(&o.trees, "trees", 1_000_000, "pending trees (acker-memory)")
+	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch (trident-wordcount)")
+	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|acker-memory [flags]"
+	// The workload may come before or after the flags.
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			rest = append(rest, args[0])
+			args = args[1:]
+		}
+	}
+	if len(rest) != 1 {
+		return o, errors.New(usage)
+	}
+	o.workload = rest[0]
+	if _, ok := workloads[o.workload]; !ok {
+		return o, fmt.Errorf("unknown workload %q; %s", o.workload, usage)
+	}
+	if o.window <= 0 || o.warmup < 0 || o.batch < 1 || o.pending < 1 || o.trees < 1 || o.sentences < 1 {
+		return o, errors.New("--window, --batch, --pending, --trees and --sentences must be positive, --warmup not negative")
+	}
+	return o, nil
+}
+
+// run runs the workload of o and returns its RESULT line.
+func run(ctx context.Context, o options) (string, error) {
+	figures, err := workloads[o.workload](ctx, o)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", o.workload, err)
+	}
+	return fmt.Sprintf("RESULT impl=squall workload=%s %s batch=%d", o.workload, figures, o.batch), nil
+}
+
+func main() {
+	o, err := parse(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "squall-bench:", err)
+		os.Exit(2)
+	}
+	line, err := run(context.Background(), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "squall-bench:", err)
+		os.Exit(1)
+	}
+	fmt.Println(line)
+}
+
+// seconds formats d as seconds without trailing zeros.
+func seconds(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".")
+}

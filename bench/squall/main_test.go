@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The keys each workload's RESULT line must carry, with the Storm side's
+// names (bench/compare.sh reads them).
+var wantKeys = map[string][]string{
+	"core-noack":        {"tuples_per_s", "window_s"},
+	"core-acked":        {"tuples_per_s", "p50_us", "p99_us", "failed", "window_s"},
+	"trident-wordcount": {"words_per_s", "batches", "words_per_batch", "window_s"},
+	"acker-memory":      {"pending", "bytes_per_tree", "heap_before", "heap_after"},
+}
+
+var resultLine = regexp.MustCompile(`^RESULT( [a-z0-9_]+=[^ =]+)+$`)
+
+// TestWorkloadsPrintResult runs every workload with a tiny window and checks
+// its RESULT line.
+func TestWorkloadsPrintResult(t *testing.T) {
+	for name, keys := range wantKeys {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse([]string{name, "--window", "200ms", "--warmup", "50ms", "--trees", "2000", "--sentences", "100"}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			line, err := run(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !resultLine.MatchString(line) {
+				t.Fatalf("malformed RESULT line %q", line)
+			}
+			kv := map[string]string{}
+			for _, f := range strings.Fields(line)[1:] {
+				k, v, _ := strings.Cut(f, "=")
+				kv[k] = v
+			}
+			if kv["impl"] != "squall" || kv["workload"] != name {
+				t.Fatalf("impl/workload wrong in %q", line)
+			}
+			for _, k := range append(keys, "batch") {
+				v, ok := kv[k]
+				if !ok {
+					t.Fatalf("key %s missing in %q", k, line)
+				}
+				if _, err := strconv.ParseFloat(v, 64); err != nil {
+					t.Fatalf("key %s=%q is not a number in %q", k, v, line)
+				}
+			}
+			if name == "core-acked" && kv["failed"] != "0" {
+				t.Fatalf("trees failed: %q", line)
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	o, err := parse([]string{"--window", "2s", "core-acked", "--pending", "8"}, io.Discard)
+	if err != nil || o.workload != "core-acked" || o.window != 2*time.Second || o.pending != 8 || o.batch != 256 {
+		t.Fatalf("parse = %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{nil, {"nope"}, {"core-acked", "core-noack"}, {"core-acked", "--window", "0s"}} {
+		if _, err := parse(bad, io.Discard); err == nil {
+			t.Errorf("parse(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h histogram
+	for us := int64(1); us <= 100_000; us++ {
+		h.record(us)
+	}
+	for _, c := range []struct {
+		q    float64
+		want int64
+	}{{0.5, 50_000}, {0.99, 99_000}} {
+		got := h.quantile(c.q)
+		if d := float64(got-c.want) / float64(c.want); d > 0.001 || d < -0.02 {
+			t.Errorf("quantile(%v) = %d, want about %d", c.q, got, c.want)
+		}
+	}
+	for i := range histSub + 57*histSub {
+		if histIndex(histLowerBound(i)) != i {
+			t.Fatalf("bucket %d: lower bound %d maps to %d", i, histLowerBound(i), histIndex(histLowerBound(i)))
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/squallstream/squall/ops"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// sentences are cycled by the batch spout (the same as bench/storm's and
+// the trident package's benchmark): 42 words in 5 sentences.
+var sentences = []string{
+	"the cow jumped over the moon",
+	"an apple a day keeps the doctor away",
+	"four score and seven years ago our fathers brought forth",
+	"snow white and the seven dwarfs went to work",
+	"i am at two with nature said the poet",
+}
+
+// split emits each space-separated word of the sentence.
+func split(_ context.Context, t trident.Tuple, out trident.Collector) error {
+	for _, w := range strings.Split(t.String("sentence"), " ") {
+		out.Emit(w)
+	}
+	return nil
+}
+
+func runWordCount(ctx context.Context, o options) (string, error) {
+	values := make([]any, o.sentences)
+	wordsPerBatch := 0
+	for i := range values {
+		s := sentences[i%len(sentences)]
+		values[i] = s
+		wordsPerBatch += len(strings.Split(s, " "))
+	}
+	src := spouttest.NewFixed(o.sentences, true, values...)
+	tt := trident.NewTopology("bench")
+	s := tt.NewStream("sentences", trident.BatchSource(trident.Fields{"sentence"}, func() spout.Batcher { return src }))
+	g := s.Each(trident.Fields{"sentence"}, trident.FunctionFunc(split), "word").GroupBy("word")
+	trident.PersistentAggregate(g, trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
+	cfg := trident.DefaultConfig() // one acker
+	cfg.Topology.BatchSize = o.batch
+	cfg.MaxBatchesInFlight = 2 // Storm: topology.max.spout.pending = 2
+	cfg.BatchEmitInterval = time.Millisecond
+	c := topology.NewLocalCluster()
+	r, err := tt.Submit(c, cfg)
+	if err != nil {
+		return "", err
+	}
+	figures, err := measureBatches(ctx, o, r, wordsPerBatch)
+	if err = shutdown(c, err); err != nil {
+		return "", err
+	}
+	return figures, nil
+}
+
+// measureBatches waits for the first commit, warms up, and then counts the
+// batches committed between the first commit after the warm-up and the
+// first commit after the window.
+func measureBatches(ctx context.Context, o options, r *trident.Running, wordsPerBatch int) (string, error) {
+	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := r.WaitCommitted(wait, 1); err != nil {
+		return "", err
+	}
+	if err := sleep(ctx, o.warmup); err != nil {
+		return "", err
+	}
+	next := func() (state.TxID, time.Time, error) {
+		txid := r.Committed() + 1
+		err := r.WaitCommitted(wait, txid)
+		return txid, time.Now(), err
+	}
+	tx0, t0, err := next()
+	if err != nil {
+		return "", err
+	}
+	if err := sleep(ctx, o.window); err != nil {
+		return "", err
+	}
+	tx1, t1, err := next()
+	if err != nil {
+		return "", err
+	}
+	batches := int(tx1 - tx0)
+	return fmt.Sprintf("words_per_s=%.0f batches=%d words_per_batch=%d window_s=%s",
+		float64(batches*wordsPerBatch)/t1.Sub(t0).Seconds(), batches, wordsPerBatch, seconds(o.window)), nil
+}
