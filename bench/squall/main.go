@@ -8,6 +8,7 @@
 //
 //	go run ./bench/squall WORKLOAD [--window 30s] [--warmup 10s] [--batch 256]
 //	                               [--pending 1024] [--trees 1000000] [--sentences 10000]
+//	                               [--cpuprofile FILE] [--memprofile FILE]
 //
 // Workloads:
 //
@@ -34,19 +35,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
 
 // options are the command-line options; the defaults match bench/storm's.
 type options struct {
-	workload  string
-	window    time.Duration
-	warmup    time.Duration
-	batch     int // tuples an executor buffers per send (topology.Config.BatchSize)
-	pending   int // max spout pending for core-acked
-	trees     int // pending trees for acker-memory
-	sentences int // sentences per Trident batch
+	workload   string
+	window     time.Duration
+	warmup     time.Duration
+	batch      int // tuples an executor buffers per send (topology.Config.BatchSize)
+	pending    int // max spout pending for core-acked
+	trees      int // pending trees for acker-memory
+	sentences  int // sentences per Trident batch
+	cpuprofile string
+	memprofile string
 }
 
 var workloads = map[string]func(context.Context, options) (string, error){
@@ -66,6 +71,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.pending, "pending", 1024, "max spout pending (core-acked)")
 	fs.IntVar(&o.trees, "trees", 1_000_000, "pending trees (acker-memory)")
 	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch (trident-wordcount)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile at the end of the run to this file")
 	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|acker-memory [flags]"
 	// The workload may come before or after the flags.
 	var rest []string
@@ -110,12 +117,52 @@ func main() {
 		fmt.Fprintln(os.Stderr, "squall-bench:", err)
 		os.Exit(2)
 	}
+	stop, err := profile(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "squall-bench:", err)
+		os.Exit(1)
+	}
 	line, err := run(context.Background(), o)
+	if perr := stop(); perr != nil {
+		fmt.Fprintln(os.Stderr, "squall-bench:", perr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "squall-bench:", err)
 		os.Exit(1)
 	}
 	fmt.Println(line)
+}
+
+// profile starts the profiles o asks for and returns what ends them.
+func profile(o options) (stop func() error, err error) {
+	stop = func() error { return nil }
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stop = func() error {
+			pprof.StopCPUProfile()
+			return f.Close()
+		}
+	}
+	if o.memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		stopCPU := stop
+		stop = func() error {
+			f, err := os.Create(o.memprofile)
+			if err != nil {
+				return errors.Join(stopCPU(), err)
+			}
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			return errors.Join(stopCPU(), err, f.Close())
+		}
+	}
+	return stop, nil
 }
 
 // seconds formats d as seconds without trailing zeros.

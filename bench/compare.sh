@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of squall against Apache Storm on this machine.
+#
+# Runs the four workloads of bench/storm (Java, Storm LocalCluster) and
+# bench/squall (Go) alternately, Storm then squall, for a number of rounds,
+# each run measuring over a fixed window after an in-process warm-up, and
+# prints a table of medians (min-max) and ratios. Its last four lines are:
+#
+#   core-noack squall/storm = X
+#   core-acked squall/storm = X
+#   trident-wordcount squall/storm = X
+#   acker-bytes storm/squall = X
+#
+# A full run writes the table, Storm's version, the JVM flags, the machine
+# and the notes of bench/comparison-notes.md into docs/PERFORMANCE.md,
+# between <!-- storm-comparison:begin --> and <!-- storm-comparison:end -->.
+#
+# Usage: bench/compare.sh [--quick] [--window 30s] [--warmup 10s] [--rounds 3]
+#                         [--trees 1000000] [--storm-batch N] [--workloads a,b]
+#                         [--no-doc | --doc]
+#
+#   --quick        5 s windows, 3 s warm-up, 1 round, 200,000 pending trees,
+#                  no warm-up pass and no docs update (a smoke test, < 3 min)
+#   --window D     measuring window of every run (Go duration syntax: 30s)
+#   --warmup D     in-process warm-up before the window
+#   --rounds N     Storm/squall pairs per workload (>= 1; 3 for a recorded run)
+#   --trees N      pending trees of the acker-memory workload
+#   --storm-batch N  Storm's topology.producer.batch.size (default: the
+#                  squall batch size, 256; see bench/comparison-notes.md)
+#   --workloads L  comma-separated subset of the workloads
+#   --no-doc/--doc do not / do write docs/PERFORMANCE.md
+#
+# Needs Java 17+ (java, or $JAVA), Maven (mvn, reaching Maven Central the
+# first time) and Go. Storm binds to 127.0.0.1 only.
+set -euo pipefail
+
+die() { echo "compare.sh: $*" >&2; exit 1; }
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STORM_DIR=$ROOT/bench/storm
+OUT=$ROOT/bench/out
+DOC=$ROOT/docs/PERFORMANCE.md
+NOTES=$ROOT/bench/comparison-notes.md
+
+window=30s warmup=10s rounds=3 trees=1000000 quick=0 doc=auto storm_batch=256
+workloads="core-noack,core-acked,trident-wordcount,acker-memory"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; window=5s; warmup=3s; rounds=1; trees=200000 ;;
+	--window) window=${2:?--window needs a value}; shift ;;
+	--warmup) warmup=${2:?--warmup needs a value}; shift ;;
+	--rounds) rounds=${2:?--rounds needs a value}; shift ;;
+	--trees) trees=${2:?--trees needs a value}; shift ;;
+	--storm-batch) storm_batch=${2:?--storm-batch needs a value}; shift ;;
+	--workloads) workloads=${2:?--workloads needs a value}; shift ;;
+	--no-doc) doc=no ;;
+	--doc) doc=yes ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+	shift
+done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+[[ $trees =~ ^[1-9][0-9]*$ ]] || die "--trees must be a positive integer"
+[[ $storm_batch =~ ^[1-9][0-9]*$ ]] || die "--storm-batch must be a positive integer"
+[[ $window =~ ^[0-9.]+(ms|s)$ ]] || die "--window must look like 30s or 500ms"
+[[ $warmup =~ ^[0-9.]+(ms|s)$ ]] || die "--warmup must look like 10s or 500ms"
+if [ "$doc" = auto ]; then
+	if [ "$quick" = 1 ]; then doc=no; else doc=yes; fi
+fi
+IFS=, read -r -a WL <<<"$workloads"
+for w in "${WL[@]}"; do
+	case $w in core-noack | core-acked | trident-wordcount | acker-memory) ;;
+	*) die "unknown workload $w" ;;
+	esac
+done
+
+# --- tools ------------------------------------------------------------------
+JAVA=${JAVA:-java}
+command -v "$JAVA" >/dev/null || die "Java 17 or newer is needed: '$JAVA' not found (install a JDK 17, e.g. apt-get install openjdk-17-jdk-headless, or set JAVA)"
+command -v mvn >/dev/null || die "Maven is needed to build bench/storm: 'mvn' not found (e.g. apt-get install maven)"
+command -v go >/dev/null || die "Go is needed for bench/squall: 'go' not found"
+java_version=$("$JAVA" -version 2>&1 | head -n1)
+java_major=$(sed -E 's/.*version "([0-9]+)(\.[0-9]+)*.*/\1/' <<<"$java_version")
+if ! [[ $java_major =~ ^[0-9]+$ ]] || [ "$java_major" -lt 17 ]; then
+	die "Java 17 or newer is needed, found: $java_version"
+fi
+
+mkdir -p "$OUT"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+RES=$OUT/results-$stamp.txt
+LOG=$OUT/runs-$stamp.log
+: >"$RES"
+: >"$LOG"
+
+# --- build ------------------------------------------------------------------
+need_build=0
+[ -f "$STORM_DIR/target/classes/bench/storm/StormBench.class" ] || need_build=1
+[ -d "$STORM_DIR/target/lib" ] && ls "$STORM_DIR"/target/lib/storm-client-*.jar >/dev/null 2>&1 || need_build=1
+if [ "$need_build" = 0 ] && [ -n "$(find "$STORM_DIR/pom.xml" "$STORM_DIR/src" -newer "$STORM_DIR/target/classes/bench/storm/StormBench.class" -type f 2>/dev/null)" ]; then
+	need_build=1
+fi
+if [ "$need_build" = 1 ]; then
+	echo "building bench/storm with Maven (first time: downloads Storm's jars from Maven Central)..." >&2
+	rm -rf "$STORM_DIR/target/lib"
+	mvn -B -q -f "$STORM_DIR/pom.xml" compile dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$STORM_DIR/target/lib" >>"$LOG" 2>&1 ||
+		{ tail -n 30 "$LOG" >&2; die "mvn failed to build bench/storm (log: $LOG)"; }
+fi
+echo "building bench/squall..." >&2
+(cd "$ROOT" && go build -o "$OUT/squall-bench" ./bench/squall) || die "go build ./bench/squall failed"
+
+JVM_FLAGS="-Xms2g -Xmx2g -XX:+UseG1GC -Dzookeeper.forceSync=no"
+mkdir -p "$STORM_DIR/target/tmp"
+storm_run() { # workload args...
+	local w=$1
+	shift
+	rm -rf "$STORM_DIR/target/tmp"/*
+	# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
+	(cd "$STORM_DIR" && "$JAVA" $JVM_FLAGS -Djava.io.tmpdir="$STORM_DIR/target/tmp" \
+		-Dlog4j2.configurationFile="$STORM_DIR/target/classes/log4j2.xml" \
+		-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "$w" "$@" --batch "$storm_batch")
+}
+squall_run() { # workload args...
+	"$OUT/squall-bench" "$@"
+}
+
+# run IMPL WORKLOAD ROUND: one measured run, its RESULT line appended to $RES.
+run() {
+	local impl=$1 w=$2 round=$3 line out
+	local args=(--window "$window" --warmup "$warmup" --trees "$trees")
+	echo "== $(date -u +%H:%M:%S) round $round $impl $w" >>"$LOG"
+	if ! out=$("${impl}_run" "$w" "${args[@]}" 2>>"$LOG"); then
+		echo "$out" >>"$LOG"
+		die "$impl $w failed in round $round (log: $LOG)"
+	fi
+	line=$(grep '^RESULT ' <<<"$out" | tail -n1) || true
+	[ -n "$line" ] || die "$impl $w printed no RESULT line in round $round (log: $LOG)"
+	echo "$line" >>"$LOG"
+	echo "round=$round $line" >>"$RES"
+	echo "  round $round $(printf '%-6s' "$impl") ${line#RESULT }" >&2
+}
+
+# --- warm-up pass and rounds ---------------------------------------------------
+if [ "$quick" = 0 ]; then
+	echo "warm-up pass (not recorded)..." >&2
+	for w in "${WL[@]}"; do
+		[ "$w" = acker-memory ] && continue
+		storm_run "$w" --window 3s --warmup 2s >>"$LOG" 2>&1 || die "storm $w warm-up failed (log: $LOG)"
+		squall_run "$w" --window 3s --warmup 2s >>"$LOG" 2>&1 || die "squall $w warm-up failed (log: $LOG)"
+	done
+fi
+echo "measuring: $rounds round(s), window $window, warm-up $warmup, Storm batch $storm_batch" >&2
+for round in $(seq 1 "$rounds"); do
+	for w in "${WL[@]}"; do
+		run storm "$w" "$round"
+		run squall "$w" "$round"
+	done
+done
+
+# --- table -------------------------------------------------------------------
+# values IMPL WORKLOAD KEY: the key's values over the rounds, one a line.
+values() {
+	awk -v impl="$1" -v w="$2" -v key="$3" '
+		{ ok = 0; v = ""
+		  for (i = 1; i <= NF; i++) { split($i, kv, "=")
+		    if (kv[1] == "impl" && kv[2] == impl) ok++
+		    if (kv[1] == "workload" && kv[2] == w) ok++
+		    if (kv[1] == key) v = kv[2] }
+		  if (ok == 2 && v != "") print v }' "$RES"
+}
+# stats: reads numbers, prints "median min max" (median of an even count:
+# the mean of the middle two).
+stats() {
+	sort -g | awk '{ a[NR] = $1 } END {
+		if (NR == 0) { print "nan nan nan"; exit }
+		m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		printf "%.6g %.6g %.6g\n", m, a[1], a[NR] }'
+}
+fmt_num() { # a number with thousands separators, or with one decimal below 1000
+	awk -v x="$1" 'BEGIN { if (x != x + 0) { print x; exit }
+		if (x < 1000) { printf "%.1f", x; exit }
+		s = sprintf("%.0f", x); out = ""
+		while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+		print s out }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0 || a != a + 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+declare -A MED
+table=$(mktemp)
+trap 'rm -f "$table"' EXIT
+{
+	echo "| workload | figure | Storm median (min–max) | squall median (min–max) | ratio |"
+	echo "|---|---|---|---|---|"
+	row() { # workload key label direction(sq/st or st/sq)
+		local w=$1 key=$2 label=$3 dir=$4 st sq r
+		read -r st_med st_min st_max < <(values storm "$w" "$key" | stats)
+		read -r sq_med sq_min sq_max < <(values squall "$w" "$key" | stats)
+		if [ "$dir" = st/sq ]; then r=$(ratio "$st_med" "$sq_med"); else r=$(ratio "$sq_med" "$st_med"); fi
+		MED[$w.$key.storm]=$st_med
+		MED[$w.$key.squall]=$sq_med
+		st="$(fmt_num "$st_med") ($(fmt_num "$st_min")–$(fmt_num "$st_max"))"
+		sq="$(fmt_num "$sq_med") ($(fmt_num "$sq_min")–$(fmt_num "$sq_max"))"
+		echo "| $w | $label | $st | $sq | $dir = **$r** |"
+	}
+	for w in "${WL[@]}"; do
+		case $w in
+		core-noack) row core-noack tuples_per_s "tuples/s" sq/st ;;
+		core-acked)
+			row core-acked tuples_per_s "acked trees/s" sq/st
+			row core-acked p50_us "complete latency p50 (µs)" st/sq
+			row core-acked p99_us "complete latency p99 (µs)" st/sq
+			;;
+		trident-wordcount) row trident-wordcount words_per_s "words/s" sq/st ;;
+		acker-memory) row acker-memory bytes_per_tree "heap bytes per pending tree" st/sq ;;
+		esac
+	done
+} >"$table"
+
+storm_version=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^version=/) { sub(/^version=/, "", $i); print $i; exit } }' "$RES")
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1)
+mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
+go_version=$(go version)
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
+
+echo
+cat "$table"
+echo
+echo "Storm $storm_version, $java_version, JVM flags: $JVM_FLAGS; Storm producer batch $storm_batch"
+echo "$go_version; GOGC unset; CPU: ${cpu:-unknown}, $(nproc) CPUs, $mem; load average at the end: $load"
+echo "RESULT lines: $RES"
+
+if [ "$doc" = yes ]; then
+	[ -f "$NOTES" ] || die "missing $NOTES"
+	section=$(mktemp)
+	trap 'rm -f "$table" "$section"' EXIT
+	{
+		echo "<!-- storm-comparison:begin -->"
+		echo "## Side by side with Apache Storm"
+		echo
+		echo "Written by \`bench/compare.sh\` on $(date -u +%Y-%m-%d) (UTC): $rounds rounds, Storm then squall for"
+		echo "each workload in each round, a $window measuring window after a $warmup in-process"
+		echo "warm-up, acker-memory with $trees pending trees. Medians, with the range over"
+		echo "the rounds; ratios are of the medians. How to run it and what each workload"
+		echo "measures: [storm-comparison.md](storm-comparison.md)."
+		echo
+		cat "$table"
+		echo
+		echo "- Storm: \`org.apache.storm:storm-client\`/\`storm-server\` **$storm_version** from Maven Central, LocalCluster, one worker, ZooKeeper on 127.0.0.1."
+		echo "- JVM: $java_version; flags \`$JVM_FLAGS\`; Storm \`topology.producer.batch.size\` = $storm_batch."
+		echo "- Go: $go_version; \`GOGC\` unset (100)."
+		echo "- Machine: ${cpu:-unknown}, $(nproc) CPUs, $mem RAM, shared with other work (load average $load when the run ended)."
+		echo
+		cat "$NOTES"
+		echo "<!-- storm-comparison:end -->"
+	} >"$section"
+	tmpdoc=$(mktemp)
+	if grep -q '^<!-- storm-comparison:begin -->$' "$DOC" && grep -q '^<!-- storm-comparison:end -->$' "$DOC"; then
+		awk -v sec="$section" '
+			/^<!-- storm-comparison:begin -->$/ { while ((getline l < sec) > 0) print l; skip = 1; next }
+			/^<!-- storm-comparison:end -->$/ { skip = 0; next }
+			!skip { print }' "$DOC" >"$tmpdoc"
+	else
+		{ cat "$DOC"; echo; cat "$section"; } >"$tmpdoc"
+	fi
+	cat "$tmpdoc" >"$DOC"
+	rm -f "$tmpdoc"
+	echo "wrote the comparison into docs/PERFORMANCE.md" >&2
+fi
+
+echo
+echo "core-noack squall/storm = $(ratio "${MED[core-noack.tuples_per_s.squall]:-}" "${MED[core-noack.tuples_per_s.storm]:-}")"
+echo "core-acked squall/storm = $(ratio "${MED[core-acked.tuples_per_s.squall]:-}" "${MED[core-acked.tuples_per_s.storm]:-}")"
+echo "trident-wordcount squall/storm = $(ratio "${MED[trident-wordcount.words_per_s.squall]:-}" "${MED[trident-wordcount.words_per_s.storm]:-}")"
+echo "acker-bytes storm/squall = $(ratio "${MED[acker-memory.bytes_per_tree.storm]:-}" "${MED[acker-memory.bytes_per_tree.squall]:-}")"
