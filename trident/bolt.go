@@ -319,9 +319,13 @@ type phaseCount struct {
 
 // checkEarly acks the held processing-phase report once every upstream
 // group that reports in the processing phase has reported and all it sent
-// arrived. It returns false if the batch failed.
+// arrived. It returns false if the batch failed (now or before).
 func (b *groupBolt) checkEarly(bt *batch) bool {
 	e := &bt.early
+	if bt.failed != nil {
+		b.release(bt)
+		return false
+	}
 	if e.held == nil || e.reports < b.earlyReports {
 		return true
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// TestPipelineExactlyOnce runs the topology over an in-memory opaque
+// source holding a generated day (with out-of-order pairs) while faults
+// are injected into the presence and timeline steps, and checks the
+// embedded store against the expected results exactly.
+func TestPipelineExactlyOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	src := spouttest.NewSource("p0", "p1", "p2")
+	src.SetMaxBatch(200)
+	g, err := room.NewGenerator(room.GenConfig{People: 60, Rooms: 5, VisitsPerPerson: 8, Seed: 3, OutOfOrder: 0.2, NightShift: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := room.NewExpected()
+	var n int
+	for {
+		r, ok := g.Next()
+		if !ok {
+			break
+		}
+		e, _ := room.Decode(r.Value)
+		want.Add(e)
+		src.Append(spout.Partition(fmt.Sprintf("p%d", n%3)), string(r.Value))
+		n++
+	}
+	want.Finish()
+
+	st, err := openEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	faults := newRandomFaults(11, 0.02, 0.01, 30)
+	tt := trident.NewTopology("roompresence")
+	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src,
+		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
+	events := raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
+		e, err := room.Decode([]byte(tu.String("value")))
+		return []any{e.Visit, e}, err
+	}), fieldVisit, fieldEvent)
+	pipeline{presence: st, timelines: st.Timelines(), faults: faults, tasks: 2}.build(tt, events)
+
+	cluster := topology.NewLocalCluster()
+	defer cluster.Shutdown(context.Background())
+	cfg := trident.DefaultConfig()
+	cfg.Store = st.Coordination()
+	cfg.Topology.RestartMinBackoff = time.Millisecond
+	r, err := tt.Submit(cluster, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Poll until the store matches, then let a few more batches commit
+	// and check that it still does: nothing counted twice later.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := compareStore(ctx, st, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.total() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 minutes: %v\ncommitted %d, errors: %v", d, r.Committed(), r.Errors())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := r.WaitCommitted(ctx, r.Committed()+3); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := compareStore(ctx, st, want); err != nil || d.total() != 0 {
+		t.Fatalf("after more commits: %v, %v", d, err)
+	}
+	retries, panics := faults.counts()
+	if retries == 0 || panics == 0 {
+		t.Fatalf("injected %d retryable failures and %d panics; want some of each", retries, panics)
+	}
+	t.Logf("%d records, %d visits, %d room hours; %d retryable failures and %d panics injected",
+		n, len(want.Periods), len(want.Timelines), retries, panics)
+}
