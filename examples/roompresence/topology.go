@@ -134,3 +134,32 @@ func (timelineAgg) Zero() room.Timeline                      { return room.Timel
 func timelineKey(roomID string, hour time.Time) state.Key {
 	return state.MustKey(roomID, hour.Unix())
 }
+
+// splitTimelineKey returns the room and hour of a timeline key. Decoded
+// keys hold the hour as the smallest integer type that fits.
+func splitTimelineKey(k state.Key) (string, time.Time, error) {
+	v := k.Values()
+	if len(v) == 2 {
+		roomID, ok := v[0].(string)
+		if secs, isInt := asInt64(v[1]); ok && isInt {
+			return roomID, time.Unix(secs, 0).UTC(), nil
+		}
+	}
+	return "", time.Time{}, fmt.Errorf("%s key %v is not (room, hour)", timelineMap, k)
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		return int64(n), n <= 1<<63-1
+	}
+	return 0, false
+}

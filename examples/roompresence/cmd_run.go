@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// faultFlags inject faults into the run command (used by chaos).
+type faultFlags struct {
+	retry, panic float64
+	limit        int
+	seed         uint64
+}
+
+func (f *faultFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&f.retry, "fault-retry", 0, "probability, per batch step, of an injected retryable failure")
+	fs.Float64Var(&f.panic, "fault-panic", 0, "probability, per batch step, of an injected worker panic")
+	fs.IntVar(&f.limit, "fault-limit", 0, "most faults to inject (0: no limit)")
+	fs.Uint64Var(&f.seed, "fault-seed", 1, "seed of the fault injector")
+}
+
+func (f *faultFlags) injector() Injector {
+	if f.retry <= 0 && f.panic <= 0 {
+		return nil
+	}
+	limit := f.limit
+	if limit == 0 {
+		limit = int(^uint(0) >> 1)
+	}
+	inj := newRandomFaults(f.seed, f.retry, f.panic, limit)
+	inj.onFault = func(kind, where string) { fmt.Fprintf(os.Stderr, "run: injected %s in %s\n", kind, where) }
+	return inj
+}
+
+func cmdRun(ctx context.Context, args []string) error {
+	var o options
+	var ff faultFlags
+	var tasks int
+	var until, verbose bool
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	o.register(fs)
+	ff.register(fs)
+	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
+	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
+	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.requireKafka("run"); err != nil {
+		return err
+	}
+	st, err := o.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	kio := newKafkaIO(o.brokers())
+	defer kio.Close()
+	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
+		return err
+	}
+	var log *slog.Logger
+	if verbose {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	fmt.Fprintf(os.Stderr, "run: reading %s from %v into %s\n", o.topic, o.brokers(), o.describeStore())
+	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
+		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log})
+	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
+		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
+	return err
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Environment variables that name real services, as in the project's
+// tests (see docs/testing.md).
+const (
+	kafkaVar     = "SQUALL_KAFKA_BROKERS"
+	cassandraVar = "SQUALL_CASSANDRA_HOSTS"
+)
+
+// options are the flags every command shares: where the events and the
+// results live.
+type options struct {
+	kafka       string // comma-separated brokers; empty: the embedded broker
+	cassandra   string // comma-separated hosts; empty: the embedded store
+	keyspace    string
+	replication int
+	data        string // directory of the embedded store
+	topic, dlq  string
+	partitions  int
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.kafka, "kafka", os.Getenv(kafkaVar), "Kafka brokers, host:port[,...] (default $"+kafkaVar+"; empty: the embedded broker)")
+	fs.StringVar(&o.cassandra, "cassandra", os.Getenv(cassandraVar), "Cassandra hosts, host:port[,...] (default $"+cassandraVar+"; empty: the embedded store)")
+	fs.StringVar(&o.keyspace, "keyspace", "roompresence", "Cassandra keyspace")
+	fs.IntVar(&o.replication, "replication", 1, "replication factor of a keyspace created by the example (SimpleStrategy)")
+	fs.StringVar(&o.data, "data", "roompresence-data", "directory of the embedded store (when no Cassandra is given)")
+	fs.StringVar(&o.topic, "topic", "room-events", "topic of the events")
+	fs.StringVar(&o.dlq, "dlq", "room-events-dlq", "dead-letter topic of malformed records")
+	fs.IntVar(&o.partitions, "partitions", 8, "partitions of topics the example creates")
+}
+
+func (o *options) brokers() []string   { return splitList(o.kafka) }
+func (o *options) cassHosts() []string { return splitList(o.cassandra) }
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (o *options) validate() error {
+	var errs []error
+	if o.partitions < 1 {
+		errs = append(errs, fmt.Errorf("--partitions %d: need at least 1", o.partitions))
+	}
+	if o.replication < 1 {
+		errs = append(errs, fmt.Errorf("--replication %d: need at least 1", o.replication))
+	}
+	if o.topic == "" || o.dlq == "" || o.topic == o.dlq {
+		errs = append(errs, fmt.Errorf("--topic %q and --dlq %q must be two different names", o.topic, o.dlq))
+	}
+	return errors.Join(errs...)
+}
+
+// requireKafka is for the commands that run in their own process and so
+// cannot share the embedded broker, which lives only as long as one
+// process.
+func (o *options) requireKafka(cmd string) error {
+	if len(o.brokers()) == 0 {
+		return fmt.Errorf("%s needs a real Kafka: give --kafka or set %s (the embedded broker lives in one process; run the example without a command to use it)", cmd, kafkaVar)
+	}
+	return nil
+}
+
+// openStore opens Cassandra when hosts are given, else the embedded store
+// in the data directory.
+func (o *options) openStore(ctx context.Context) (Store, error) {
+	if hosts := o.cassHosts(); len(hosts) > 0 {
+		return openCassandra(ctx, hosts, o.keyspace, o.replication)
+	}
+	return openEmbedded(ctx, o.data)
+}
+
+// describeStore names where results are kept, for messages.
+func (o *options) describeStore() string {
+	if hosts := o.cassHosts(); len(hosts) > 0 {
+		return fmt.Sprintf("Cassandra %s, keyspace %s", strings.Join(hosts, ","), o.keyspace)
+	}
+	return "the embedded store in " + o.data
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/spouts/kafka"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident"
+)
+
+// runConfig says how to run the topology.
+type runConfig struct {
+	brokers       []string
+	store         Store
+	topic, dlq    string
+	tasks         int           // parallelism of the spout, presence and timeline steps
+	untilCaughtUp bool          // stop once every record written before is committed
+	faults        Injector      // nil: none
+	progress      io.Writer     // progress lines; nil: none
+	every         time.Duration // between progress lines
+	logger        *slog.Logger
+}
+
+// runStats is what a run did.
+type runStats struct {
+	committed    state.TxID
+	emitted      uint64 // records read, replays included
+	deadLettered uint64
+	took         time.Duration
+}
+
+// decoder turns a record into (visit, event); a malformed record goes to
+// the dead-letter topic.
+var decoder = kafka.DecoderFunc(trident.Fields{fieldVisit, fieldEvent}, func(r kafka.Record) ([]any, error) {
+	e, err := room.Decode(r.Value)
+	if err != nil {
+		return nil, err
+	}
+	return []any{e.Visit, e}, nil
+})
+
+// runTopology runs the room-presence topology until ctx ends or, with
+// untilCaughtUp, until it has committed every record the topic held when
+// it caught up.
+func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
+	start := time.Now()
+	tasks := max(rc.tasks, 1)
+	log := rc.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sp, err := kafka.New(ctx, kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
+		Decoder: decoder, DeadLetterTopic: rc.dlq, Logger: log})
+	if err != nil {
+		return runStats{}, err
+	}
+	defer sp.Close()
+	tt := trident.NewTopology("roompresence")
+	events := tt.NewStream("room-events", sp.Opaque().Parallelism(tasks))
+	pipeline{presence: rc.store, timelines: rc.store.Timelines(), faults: rc.faults, tasks: tasks}.build(tt, events)
+
+	baseline, _, err := rc.store.Coordination().LoadCoordinator(ctx, "roompresence")
+	if err != nil {
+		return runStats{}, fmt.Errorf("reading the coordinator's state: %w", err)
+	}
+	cluster := topology.NewLocalCluster()
+	cfg := trident.DefaultConfig()
+	cfg.Store = rc.store.Coordination()
+	cfg.MaxBatchesInFlight = 2
+	cfg.Topology.Logger = log
+	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond
+	r, err := tt.Submit(cluster, cfg)
+	if err != nil {
+		return runStats{}, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = cluster.Shutdown(sctx)
+	}()
+
+	kio := newKafkaIO(rc.brokers)
+	defer kio.Close()
+	every := rc.every
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var (
+		lastLine, lastCheck time.Time
+		lastEmitted         uint64
+		caughtUpAt          state.TxID // a txid that, once committed, covers every record seen at the end
+		firstCommit         bool
+		stats               runStats
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return stats, nil
+		case <-tick.C:
+		}
+		if err := r.Err(); err != nil {
+			return stats, err
+		}
+		st := sp.Stats()
+		stats = runStats{committed: r.Committed(), emitted: st.Emitted, deadLettered: st.DeadLettered, took: time.Since(start)}
+		if rc.progress != nil && time.Since(lastLine) >= every {
+			rate := float64(st.Emitted-lastEmitted) / max(time.Since(lastLine).Seconds(), 1e-9)
+			if lastLine.IsZero() {
+				rate = 0
+			}
+			fmt.Fprintf(rc.progress, "run: %8.0f events/s  committed txid %-6d lag %-8d dead letters %-5d crashes %d\n",
+				rate, stats.committed, lag(st), st.DeadLettered, crashes(r))
+			lastLine, lastEmitted = time.Now(), st.Emitted
+		}
+		if !firstCommit && stats.committed > baseline.Committed {
+			firstCommit = true
+			if rc.progress != nil {
+				fmt.Fprintf(rc.progress, "run: first commit %v after start (txid %d)\n", time.Since(start).Round(time.Millisecond), stats.committed)
+			}
+		}
+		if !rc.untilCaughtUp || time.Since(lastCheck) < 500*time.Millisecond {
+			continue
+		}
+		lastCheck = time.Now()
+		done, err := readToEnd(ctx, kio, rc.topic, st)
+		if err != nil {
+			log.Warn("checking the end offsets", "err", err)
+			continue
+		}
+		switch {
+		case !done:
+			caughtUpAt = 0
+		case caughtUpAt == 0:
+			// The batches that read the last records are in flight at
+			// most: once a later txid commits, they have too.
+			caughtUpAt = r.Committed() + state.TxID(cfg.MaxBatchesInFlight) + 1
+		case r.Committed() >= caughtUpAt:
+			return stats, nil
+		}
+	}
+}
+
+// readToEnd reports whether the spout's last batches reached the end of
+// every partition of topic.
+func readToEnd(ctx context.Context, kio *kafkaIO, topic string, st kafka.Stats) (bool, error) {
+	_, end, err := kio.bounds(ctx, topic)
+	if err != nil {
+		return false, err
+	}
+	for p, e := range end {
+		ps, ok := st.Partitions[topic+"@"+strconv.Itoa(p)]
+		if e > 0 && (!ok || ps.Next < e) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func lag(st kafka.Stats) int64 {
+	var n int64
+	for _, p := range st.Partitions {
+		n += p.Lag
+	}
+	return n
+}
+
+func crashes(r *trident.Running) int {
+	return r.Health().Crashes
+}
