@@ -20,6 +20,9 @@
 //   - trident-wordcount: cycling batch spout of --sentences sentences per
 //     batch -> split -> groupBy(word) -> persistentAggregate(count) on opaque
 //     memory state; words_per_s counts the words of committed batches.
+//   - trident-wordcount-preagg: the same counts with each batch's words
+//     counted per partition by hand before the groupBy (what Storm's planner
+//     does by itself for a combiner); an experiment, not a Storm workload.
 //   - acker-memory: the spout emits --trees tuples with message ids to a bolt
 //     that never acks them, timeouts off; bytes_per_tree is the growth of the
 //     live heap divided by --trees.
@@ -55,10 +58,11 @@ type options struct {
 }
 
 var workloads = map[string]func(context.Context, options) (string, error){
-	"core-noack":        runCoreNoAck,
-	"core-acked":        runCoreAcked,
-	"trident-wordcount": runWordCount,
-	"acker-memory":      runAckerMemory,
+	"core-noack":               runCoreNoAck,
+	"core-acked":               runCoreAcked,
+	"trident-wordcount":        runWordCount,
+	"trident-wordcount-preagg": runWordCountPreAgg,
+	"acker-memory":             runAckerMemory,
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -73,7 +77,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch (trident-wordcount)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile at the end of the run to this file")
-	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|acker-memory [flags]"
+	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|trident-wordcount-preagg|acker-memory [flags]"
 	// The workload may come before or after the flags.
 	var rest []string
 	for len(args) > 0 {

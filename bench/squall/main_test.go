@@ -13,10 +13,11 @@ import (
 // The keys each workload's RESULT line must carry, with the Storm side's
 // names (bench/compare.sh reads them).
 var wantKeys = map[string][]string{
-	"core-noack":        {"tuples_per_s", "window_s"},
-	"core-acked":        {"tuples_per_s", "p50_us", "p99_us", "failed", "window_s"},
-	"trident-wordcount": {"words_per_s", "batches", "words_per_batch", "window_s"},
-	"acker-memory":      {"pending", "bytes_per_tree", "heap_before", "heap_after"},
+	"core-noack":               {"tuples_per_s", "window_s"},
+	"core-acked":               {"tuples_per_s", "p50_us", "p99_us", "failed", "window_s"},
+	"trident-wordcount":        {"words_per_s", "batches", "words_per_batch", "window_s"},
+	"trident-wordcount-preagg": {"words_per_s", "batches", "words_per_batch", "window_s"},
+	"acker-memory":             {"pending", "bytes_per_tree", "heap_before", "heap_after"},
 }
 
 var resultLine = regexp.MustCompile(`^RESULT( [a-z0-9_]+=[^ =]+)+$`)

@@ -78,7 +78,7 @@ public final class StormBench {
                 conf.setNumAckers(0);
                 cluster.submitTopology("bench", conf, core(ConstSpout.Mode.UNTRACKED, 0, true));
                 Rate r = measureRate(o, Probe.sunk::get);
-                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f", r.perSecond));
+                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f window_s=%s", r.perSecond, trim(o.window)));
             }
             case "core-acked": {
                 conf.setNumAckers(1);
@@ -87,8 +87,9 @@ public final class StormBench {
                 conf.setMessageTimeoutSecs(30);
                 cluster.submitTopology("bench", conf, core(ConstSpout.Mode.TIMED, 0, true));
                 Rate r = measureRate(o, Probe.acked::get);
-                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f p50_us=%d p99_us=%d failed=%d",
-                    r.perSecond, Probe.latency.quantile(0.50), Probe.latency.quantile(0.99), Probe.failed.get()));
+                return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f p50_us=%d p99_us=%d failed=%d window_s=%s",
+                    r.perSecond, Probe.latency.quantile(0.50), Probe.latency.quantile(0.99), Probe.failed.get(),
+                    trim(o.window)));
             }
             case "trident-wordcount":
                 return wordCount(cluster, conf, o);
@@ -131,8 +132,8 @@ public final class StormBench {
         long[] end = nextBatch();
         double seconds = (end[1] - start[1]) / 1e9;
         long batches = end[0] - start[0];
-        return result(o, String.format(Locale.ROOT, "words_per_s=%.0f batches=%d words_per_batch=%d",
-            batches * (double) wordsPerBatch / seconds, batches, wordsPerBatch));
+        return result(o, String.format(Locale.ROOT, "words_per_s=%.0f batches=%d words_per_batch=%d window_s=%s",
+            batches * (double) wordsPerBatch / seconds, batches, wordsPerBatch, trim(o.window)));
     }
 
     /** Waits for the next committed batch; returns {batches committed, time}. */
@@ -205,8 +206,8 @@ public final class StormBench {
     }
 
     private static String result(Options o, String figures) {
-        return String.format(Locale.ROOT, "RESULT impl=storm workload=%s %s window_s=%s batch=%d version=%s",
-            o.workload, figures, trim(o.window), o.batch, VersionInfo.getVersion());
+        return String.format(Locale.ROOT, "RESULT impl=storm workload=%s %s batch=%d version=%s",
+            o.workload, figures, o.batch, VersionInfo.getVersion());
     }
 
     private static String trim(double d) {
