@@ -190,7 +190,7 @@ func TestStartAtTime(t *testing.T) {
 		base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 		var msgs []kafkago.Message
 		for i := range 6 {
-			msgs = append(msgs, kafkago.Message{Value: []byte(seq(i, i + 1)[0]), Time: base.Add(time.Duration(i) * time.Minute)})
+			msgs = append(msgs, kafkago.Message{Value: []byte(seq(i, i+1)[0]), Time: base.Add(time.Duration(i) * time.Minute)})
 		}
 		b.produce(t, topic, 0, msgs...)
 		cfg := b.spoutConfig(t, topic)
@@ -211,7 +211,7 @@ func TestBatchCaps(t *testing.T) {
 		// 20 records of 10-byte values and 3-byte keys (k10..k29).
 		var msgs []kafkago.Message
 		for i := 10; i < 30; i++ {
-			msgs = append(msgs, kafkago.Message{Key: []byte(seq(i, i + 1)[0][1:]), Value: []byte("0123456789")})
+			msgs = append(msgs, kafkago.Message{Key: []byte(seq(i, i+1)[0][1:]), Value: []byte("0123456789")})
 			msgs[len(msgs)-1].Key = append([]byte("k"), msgs[len(msgs)-1].Key...)
 		}
 		b.produce(t, topic, 0, msgs...)

@@ -174,7 +174,9 @@ type tWriter struct{ t testing.TB }
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // part names partition i of topic as the spout does.
-func part(topic string, i int) spout.Partition { return spout.Partition(fmt.Sprintf("%s@%d", topic, i)) }
+func part(topic string, i int) spout.Partition {
+	return spout.Partition(fmt.Sprintf("%s@%d", topic, i))
+}
 
 // emit has e emit a new batch and returns its metadata and the values of
 // the tuples (the raw value field).

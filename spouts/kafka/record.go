@@ -43,7 +43,7 @@ type decoderFunc struct {
 	decode func(Record) ([]any, error)
 }
 
-func (d decoderFunc) Fields() trident.Fields          { return d.fields }
+func (d decoderFunc) Fields() trident.Fields         { return d.fields }
 func (d decoderFunc) Decode(r Record) ([]any, error) { return d.decode(r) }
 
 // Names of the raw fields.
