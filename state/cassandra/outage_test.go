@@ -1,0 +1,78 @@
+package cassandra_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/squallstream/squall/internal/testenv"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/cassandra/cassandratest"
+)
+
+// pauseAt is a backing map that, at the n-th MultiPut of the maps sharing
+// its counter, signals reached and waits for resume before writing: the
+// test stops Cassandra in between, so that write fails in the middle of a
+// batch whose other partition may already have written.
+type pauseAt struct {
+	state.BackingMap[[]byte]
+	puts    *atomic.Int64
+	n       int64
+	reached chan<- struct{}
+	resume  <-chan struct{}
+}
+
+func (p pauseAt) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) error {
+	if p.puts.Add(1) == p.n {
+		p.reached <- struct{}{}
+		select {
+		case <-p.resume:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return p.BackingMap.MultiPut(ctx, keys, vals)
+}
+
+// TestCassandraOutageMidBatch stops Cassandra while the pipeline is in the
+// middle of a batch's state writes (state, coordination store and spout
+// metadata all fail while it is down) and starts it again: batches are
+// replayed, and the final counts of the opaque and the transactional table
+// equal the oracle exactly.
+func TestCassandraOutageMidBatch(t *testing.T) {
+	testenv.RequireExclusive(t)
+	s := cassandratest.Session(t)
+	ctx := t.Context()
+	opSpec, txSpec := pipelineSpecs(cassandratest.Table(t), cassandratest.Table(t))
+	tabs := pipelineTables{namespace: cassandratest.Table(t)}
+	var err error
+	if tabs.op, err = s.EnsureTable(ctx, opSpec); err != nil {
+		t.Fatal(err)
+	}
+	if tabs.tx, err = s.EnsureTable(ctx, txSpec); err != nil {
+		t.Fatal(err)
+	}
+	reached, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(resume) }) }
+	t.Cleanup(open)
+	puts := new(atomic.Int64)
+	r := startPipeline(t, s, tabs, func(f string, _ int, b state.BackingMap[[]byte]) state.BackingMap[[]byte] {
+		if f != "op" {
+			return b
+		}
+		return pauseAt{BackingMap: b, puts: puts, n: 7, reached: reached, resume: resume}
+	})
+	defer r.stop(t) // after the clean-up of StopService has started Cassandra again
+	select {
+	case <-reached:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	testenv.StopService(t, "cassandra")
+	open()
+	t.Logf("stopped Cassandra in the middle of a batch; committed %v", r.running.Committed())
+	testenv.StartService(t, "cassandra")
+	finishPipeline(t, r, tabs)
+}
