@@ -3,11 +3,16 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 
-.PHONY: run test test-unit test-integration bench lint
+.PHONY: run demo test test-unit test-integration bench lint
 .PHONY: services-up services-down services-status services-env
 
-## run: the main job on embedded defaults (no Java, no services).
+## run: the main job on embedded defaults (no Java, no services): the
+##      room-presence example (gen, run and verify in one process).
 run:
+	$(GO) run ./examples/roompresence
+
+## demo: the tuple-level core alone: a word count with injected failures.
+demo:
 	$(GO) run ./cmd/squall-demo
 
 ## test: lint, then every test (unit and integration) with the race detector,

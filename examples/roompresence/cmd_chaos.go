@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ type chaosFlags struct {
 	down     time.Duration
 	gap      time.Duration
 	tasks    int
+	logs     string
 }
 
 func cmdChaos(ctx context.Context, args []string) error {
@@ -39,9 +41,18 @@ func cmdChaos(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.down, "down", 5*time.Second, "how long Cassandra stays stopped")
 	fs.DurationVar(&c.gap, "gap", 3*time.Second, "longest pause between two external faults")
 	fs.IntVar(&c.tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
+	fs.StringVar(&c.logs, "logs", "", "directory for the run processes' full logs (default: a new temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if c.logs == "" {
+		dir, err := os.MkdirTemp("", "roompresence-chaos-")
+		if err != nil {
+			return err
+		}
+		c.logs = dir
+	}
+	fmt.Fprintf(os.Stderr, "chaos: the run processes log to %s\n", c.logs)
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -150,7 +161,8 @@ func runChaos(ctx context.Context, o *options, c *chaosFlags, plan faultPlan, lo
 			return res, err
 		}
 		left := plan.inProcess - int(inProcess.Load())
-		ch, err := startRun(ctx, o, c, max(left, 0), rng.Uint64(), &inProcess, logw)
+		logPath := filepath.Join(c.logs, fmt.Sprintf("run-%02d.log", res.starts+1))
+		ch, err := startRun(ctx, o, c, max(left, 0), rng.Uint64(), &inProcess, logw, logPath)
 		if err != nil {
 			return res, err
 		}
@@ -237,12 +249,14 @@ type child struct {
 
 // startRun starts "roompresence run --until-caught-up" with up to budget
 // in-process faults, counting the faults it reports into injected.
-func startRun(ctx context.Context, o *options, c *chaosFlags, budget int, seed uint64, injected *atomic.Int64, logw io.Writer) (*child, error) {
+// Its stderr goes to logPath; lines starting with "run:" are also copied
+// to logw.
+func startRun(ctx context.Context, o *options, c *chaosFlags, budget int, seed uint64, injected *atomic.Int64, logw io.Writer, logPath string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"run", "--until-caught-up", "--kafka", o.kafka, "--cassandra", o.cassandra, "--keyspace", o.keyspace,
+	args := []string{"run", "--until-caught-up", "-v", "--kafka", o.kafka, "--cassandra", o.cassandra, "--keyspace", o.keyspace,
 		"--data", o.data, "--topic", o.topic, "--dlq", o.dlq, "--partitions", fmt.Sprint(o.partitions), "--tasks", fmt.Sprint(c.tasks)}
 	if budget > 0 {
 		args = append(args, "--fault-retry", "0.01", "--fault-panic", "0.005", "--fault-limit", fmt.Sprint(budget), "--fault-seed", fmt.Sprint(seed))
@@ -254,15 +268,25 @@ func startRun(ctx context.Context, o *options, c *chaosFlags, budget int, seed u
 		return nil, err
 	}
 	cmd.Stdout = logw
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
 	ch := &child{cmd: cmd, done: make(chan struct{}), started: time.Now()}
 	if err := cmd.Start(); err != nil {
+		logFile.Close()
 		return nil, fmt.Errorf("starting the run process: %w", err)
 	}
 	go func() {
+		defer logFile.Close()
 		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			fmt.Fprintln(logw, "  | "+line)
+			fmt.Fprintln(logFile, line)
+			if strings.HasPrefix(line, "run:") {
+				fmt.Fprintln(logw, "  | "+line)
+			}
 			if strings.HasPrefix(line, "run: injected ") {
 				injected.Add(1)
 			}
@@ -272,6 +296,7 @@ func startRun(ctx context.Context, o *options, c *chaosFlags, budget int, seed u
 				ch.mu.Unlock()
 			}
 		}
+		_, _ = io.Copy(logFile, out) // a line too long for the scanner
 		ch.err = cmd.Wait()
 		close(ch.done)
 	}()

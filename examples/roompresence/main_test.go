@@ -1,9 +1,20 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// mainVar makes the test binary run main instead of the tests, so that
+// tests (and the processes chaos starts) can run the example's commands.
+const mainVar = "ROOMPRESENCE_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainVar) == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}

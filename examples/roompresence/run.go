@@ -57,7 +57,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	sp, err := kafka.New(ctx, kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
-		Decoder: decoder, DeadLetterTopic: rc.dlq, Logger: log})
+		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: 2000, Logger: log})
 	if err != nil {
 		return runStats{}, err
 	}

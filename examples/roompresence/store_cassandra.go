@@ -19,6 +19,7 @@ import (
 // and the coordination store in one Cassandra keyspace.
 type cassandraStore struct {
 	s         *cassandra.Session
+	keyspace  string
 	timelines *cassandra.Table
 	coord     *cassandrastore.Store
 	reads     int // presence reads in flight per upsert
@@ -39,7 +40,7 @@ func openCassandra(ctx context.Context, hosts []string, keyspace string, replica
 	if err != nil {
 		return nil, err
 	}
-	st := &cassandraStore{s: s, reads: 64}
+	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64}
 	err = s.EnsureKeyspace(ctx, cassandra.SimpleReplication(replication))
 	if err == nil {
 		err = s.CreateTable(ctx, "presence", fmt.Sprintf(presenceTable, keyspace))
@@ -67,7 +68,7 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		if e.Kind == room.Leave {
 			col = "end_at"
 		}
-		return c.s.Query(ctx, "UPDATE presence SET room = ?, person = ?, "+col+" = ? WHERE visit = ?", e.Room, e.Person, e.Time, e.Visit)
+		return c.s.Query(ctx, "UPDATE "+c.keyspace+".presence SET room = ?, person = ?, "+col+" = ? WHERE visit = ?", e.Room, e.Person, e.Time, e.Visit)
 	})
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 func (c *cassandraStore) get(ctx context.Context, visit string) (room.Period, error) {
 	p := room.Period{Visit: visit}
 	var start, end time.Time
-	err := c.s.Statement(ctx, "SELECT room, person, start_at, end_at FROM presence WHERE visit = ?", visit).
+	err := c.s.Statement(ctx, "SELECT room, person, start_at, end_at FROM "+c.keyspace+".presence WHERE visit = ?", visit).
 		Scan(&p.Room, &p.Person, &start, &end)
 	if err != nil {
 		return p, cassandra.Classify(fmt.Errorf("reading presence row %s: %w", visit, err))
@@ -151,7 +152,7 @@ func (c *cassandraStore) Timelines() trident.BackingFactory { return c.timelines
 func (c *cassandraStore) Coordination() coordstore.Store { return c.coord }
 
 func (c *cassandraStore) ScanPresence(ctx context.Context, fn func(room.Period) error) error {
-	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM presence").PageSize(5000).Iter()
+	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM "+c.keyspace+".presence").PageSize(5000).Iter()
 	var p room.Period
 	var start, end time.Time
 	for it.Scan(&p.Visit, &p.Room, &p.Person, &start, &end) {
@@ -165,7 +166,7 @@ func (c *cassandraStore) ScanPresence(ctx context.Context, fn func(room.Period) 
 }
 
 func (c *cassandraStore) TimelineKeys(ctx context.Context) ([]state.Key, error) {
-	it := c.s.Statement(ctx, "SELECT room, hour FROM "+timelineMap).PageSize(5000).Iter()
+	it := c.s.Statement(ctx, "SELECT room, hour FROM "+c.keyspace+"."+timelineMap).PageSize(5000).Iter()
 	var keys []state.Key
 	var roomID string
 	var hour int64
