@@ -132,7 +132,15 @@ run() {
 	echo "== $(date -u +%H:%M:%S) round $round $impl $w" >>"$LOG"
 	if ! out=$("${impl}_run" "$w" "${args[@]}" 2>>"$LOG"); then
 		echo "$out" >>"$LOG"
-		die "$impl $w failed in round $round (log: $LOG)"
+		# One retry, said out loud: a LocalCluster run on a busy shared
+		# machine can stall; a second failure stops the comparison.
+		echo "compare.sh: WARNING: $impl $w failed in round $round; retrying once (log: $LOG)" >&2
+		echo "== $(date -u +%H:%M:%S) round $round $impl $w (retry)" >>"$LOG"
+		out=$("${impl}_run" "$w" "${args[@]}" 2>>"$LOG") || {
+			echo "$out" >>"$LOG"
+			die "$impl $w failed twice in round $round (log: $LOG)"
+		}
+		echo "retried $impl $w in round $round" >>"$OUT/retries-$stamp.txt"
 	fi
 	line=$(grep '^RESULT ' <<<"$out" | tail -n1) || true
 	[ -n "$line" ] || die "$impl $w printed no RESULT line in round $round (log: $LOG)"
@@ -260,6 +268,9 @@ if [ "$doc" = yes ]; then
 		echo "- JVM: $java_version; flags \`$JVM_FLAGS\`; Storm \`topology.producer.batch.size\` = $storm_batch."
 		echo "- Go: $go_version; \`GOGC\` unset (100)."
 		echo "- Machine: ${cpu:-unknown}, $(nproc) CPUs, $mem RAM, shared with other work (load average $load when the run ended)."
+		if [ -s "$OUT/retries-$stamp.txt" ]; then
+			echo "- Runs that failed once and were retried: $(paste -sd, "$OUT/retries-$stamp.txt" | sed 's/,/; /g')."
+		fi
 		echo
 		cat "$NOTES"
 		echo "<!-- storm-comparison:end -->"

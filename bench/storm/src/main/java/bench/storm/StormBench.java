@@ -48,8 +48,23 @@ public final class StormBench {
     private StormBench() {
     }
 
-    public static void main(String[] args) throws Exception {
-        Options o = Options.parse(args);
+    public static void main(String[] args) {
+        int status = 0;
+        try {
+            System.out.println(runAll(Options.parse(args)));
+        } catch (Throwable t) {
+            System.err.println("storm-bench: " + t);
+            t.printStackTrace();
+            status = 1;
+        }
+        System.out.flush();
+        System.err.flush();
+        // Storm leaves non-daemon threads behind after a LocalCluster closes
+        // (and after a failure), so the JVM would not exit by itself.
+        Runtime.getRuntime().halt(status);
+    }
+
+    private static String runAll(Options o) throws Exception {
         String line;
         try (LoopbackZooKeeper zk = new LoopbackZooKeeper()) {
             Map<String, Object> daemon = new HashMap<>();
@@ -63,10 +78,7 @@ public final class StormBench {
                 closeWithin(cluster, 10);
             }
         }
-        System.out.println(line);
-        System.out.flush();
-        // Storm leaves non-daemon threads behind after a LocalCluster closes.
-        Runtime.getRuntime().halt(0);
+        return line;
     }
 
     private static String run(LocalCluster cluster, Options o) throws Exception {
@@ -167,7 +179,8 @@ public final class StormBench {
         long before = liveHeap();
         Probe.go.set(true);
         long want = o.trees - o.trees % Probe.PUBLISH_EVERY;
-        waitFor(() -> Probe.sunk.get() >= want, 300, o.trees + " tuples at the sink");
+        waitFor(() -> Probe.sunk.get() >= want, 300,
+            () -> o.trees + " tuples at the sink (" + Probe.sunk.get() + " arrived)");
         sleepSeconds(2); // let the acker take the last inits
         long after = liveHeap();
         return result(o, String.format(Locale.ROOT, "pending=%d bytes_per_tree=%.1f heap_before=%d heap_after=%d",
@@ -219,10 +232,15 @@ public final class StormBench {
     }
 
     private static void waitFor(Check c, int seconds, String what) throws InterruptedException {
+        waitFor(c, seconds, () -> what);
+    }
+
+    private static void waitFor(Check c, int seconds, java.util.function.Supplier<String> what)
+        throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!c.ok()) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out after " + seconds + " s waiting for " + what);
+                throw new IllegalStateException("timed out after " + seconds + " s waiting for " + what.get());
             }
             Thread.sleep(10);
         }
