@@ -23,14 +23,17 @@ type emitter struct {
 	// or AtTime (Storm's firstPollOffset). Entries go when the partition
 	// has a position or leaves the task.
 	firstSeek map[spout.Partition]int64
+
+	// ahead holds the read-ahead fetch of each partition (readahead.go).
+	ahead map[spout.Partition]*ahead
 }
 
 func (s *Spout) newEmitter(task int) spout.Emitter[Meta] {
-	return &emitter{s: s, task: task, firstSeek: map[spout.Partition]int64{}}
+	return &emitter{s: s, task: task, firstSeek: map[spout.Partition]int64{}, ahead: map[spout.Partition]*ahead{}}
 }
 
-// Refresh implements spout.Refresher: it forgets the pinned starts of
-// partitions the task no longer owns.
+// Refresh implements spout.Refresher: it forgets the pinned starts and
+// read-aheads of partitions the task no longer owns.
 func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 	keep := make(map[spout.Partition]bool, len(owned))
 	for _, p := range owned {
@@ -39,6 +42,11 @@ func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 	for p := range e.firstSeek {
 		if !keep[p] {
 			delete(e.firstSeek, p)
+		}
+	}
+	for p := range e.ahead {
+		if !keep[p] {
+			delete(e.ahead, p)
 		}
 	}
 	return nil
@@ -69,7 +77,7 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 		return Meta{}, err
 	}
 	lim := limits{maxRecords: e.s.cfg.MaxRecordsPerPartition, maxBytes: e.s.cfg.MaxBytesPerPartition, until: -1}
-	res, err := e.s.read(ctx, a, tp, start, lim, c)
+	res, err := e.s.read(ctx, a, tp, start, lim, e.takeAhead(ctx, p, start), c)
 	var oor *OutOfRangeError
 	if errors.As(err, &oor) && res.count == 0 {
 		if e.s.cfg.OnOutOfRange != SkipToEarliest || oor.Earliest < 0 {
@@ -80,11 +88,14 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 			if _, pinned := e.firstSeek[p]; pinned {
 				e.firstSeek[p] = start
 			}
-			res, err = e.s.read(ctx, a, tp, start, lim, c)
+			res, err = e.s.read(ctx, a, tp, start, lim, nil, c)
 		}
 	}
 	if err != nil {
 		return Meta{}, err
+	}
+	if res.capped {
+		e.readAhead(p, tp, res.next)
 	}
 	return Meta{First: start, Next: res.next, Count: res.count, TopologyID: e.s.cfg.TopologyID, TxID: a.TxID}, nil
 }
@@ -143,7 +154,7 @@ func (e *emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition
 	}
 	// The range was read within the caps once; reading it needs no caps.
 	lim := limits{maxRecords: meta.Count + 1, maxBytes: 1 << 62, until: meta.Next}
-	res, err := e.s.read(ctx, a, tp, meta.First, lim, c)
+	res, err := e.s.read(ctx, a, tp, meta.First, lim, nil, c)
 	var oor *OutOfRangeError
 	switch {
 	case errors.As(err, &oor):

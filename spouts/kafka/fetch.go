@@ -20,8 +20,9 @@ type limits struct {
 
 // readResult is what a read got.
 type readResult struct {
-	next  int64 // the offset after the last record read (the start if none)
-	count int   // records read
+	next   int64 // the offset after the last record read (the start if none)
+	count  int   // records read
+	capped bool  // a limit ended the read with more records in the log
 }
 
 // maxFetchBytes bounds the bytes one fetch request asks for.
@@ -32,25 +33,33 @@ const maxFetchBytes = 4 << 20
 // at the log end as the broker knows it. Records the decoder rejects go to
 // the dead-letter topic before read returns. An offset out of range at the
 // start is an *OutOfRangeError; later (retention caught up with the read)
-// it ends the batch early.
-func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, from int64, lim limits, c spout.Collector) (readResult, error) {
+// it ends the batch early. first, if not nil, is a response already
+// fetched from offset from (a read-ahead), used instead of the first
+// fetch.
+func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, from int64, lim limits,
+	first *kafkago.FetchResponse, c spout.Collector) (readResult, error) {
 	res := readResult{next: from}
 	bytes := 0
 	var bad []badRecord
 	var hwm int64 = -1
 	for {
 		if (lim.until >= 0 && res.next >= lim.until) || res.count >= lim.maxRecords || bytes >= lim.maxBytes {
+			res.capped = hwm < 0 || res.next < hwm
 			break
 		}
-		if err := s.backoff.wait(ctx); err != nil {
-			return res, err
-		}
-		resp, err := s.client.Fetch(ctx, &kafkago.FetchRequest{
-			Topic: tp.topic, Partition: tp.partition, Offset: res.next,
-			MinBytes: 0, MaxBytes: int64(min(lim.maxBytes-bytes, maxFetchBytes)),
-		})
-		if err == nil {
-			err = resp.Error
+		resp, err := first, error(nil)
+		first = nil
+		if resp == nil {
+			if err := s.backoff.wait(ctx); err != nil {
+				return res, err
+			}
+			resp, err = s.client.Fetch(ctx, &kafkago.FetchRequest{
+				Topic: tp.topic, Partition: tp.partition, Offset: res.next,
+				MinBytes: 0, MaxBytes: int64(min(lim.maxBytes-bytes, maxFetchBytes)),
+			})
+			if err == nil {
+				err = resp.Error
+			}
 		}
 		if errors.Is(err, kafkago.OffsetOutOfRange) {
 			if res.count > 0 {
@@ -67,7 +76,11 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 		if err != nil {
 			return res, s.brokerError(tp, fmt.Sprintf("read records after offset %d", res.next), err)
 		}
-		if stop || got == 0 || res.next >= hwm {
+		if stop {
+			res.capped = res.next < hwm
+			break
+		}
+		if got == 0 || res.next >= hwm {
 			break
 		}
 	}

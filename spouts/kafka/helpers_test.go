@@ -118,7 +118,7 @@ func (b *broker) produce(t testing.TB, topic string, partition int, msgs ...kafk
 		RequiredAcks: kafkago.RequireAll,
 		BatchTimeout: 2 * time.Millisecond,
 		BatchSize:    10_000,
-		BatchBytes:   16 << 20,
+		BatchBytes:   900_000,
 		Transport:    b.client.Transport,
 	}
 	defer w.Close()

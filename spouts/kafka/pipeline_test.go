@@ -260,7 +260,7 @@ func produceKeyed(t testing.TB, brokers []string, topic string, partitions, n, k
 		Addr: kafkago.TCP(brokers...), Topic: topic, Transport: transport,
 		Balancer:     kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return int(m.Value[0]) % partitions }),
 		RequiredAcks: kafkago.RequireAll, BatchTimeout: 2 * time.Millisecond,
-		BatchSize: 20_000, BatchBytes: 32 << 20,
+		BatchSize: 20_000, BatchBytes: 900_000,
 	}
 	defer w.Close()
 	want := map[string]int64{}
@@ -278,7 +278,7 @@ func produceKeyed(t testing.TB, brokers []string, topic string, partitions, n, k
 		msgs = append(msgs, kafkago.Message{Key: []byte(key), Value: value})
 		if len(msgs) == chunk || i == n-1 {
 			if err := w.WriteMessages(ctx, msgs...); err != nil {
-				t.Fatalf("produce: %v", err)
+				t.Fatalf("produce: %.300v", err)
 			}
 			msgs = msgs[:0]
 		}

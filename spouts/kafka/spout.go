@@ -19,17 +19,18 @@ import (
 // dead-letter writer and its offset mirror. Close it after the topologies
 // using it have stopped.
 type Spout struct {
-	cfg       Config
-	fields    trident.Fields
-	transport *kafkago.Transport
-	client    *kafkago.Client
-	lister    *lister
-	dlq       *deadLetters // nil without a DeadLetterTopic
-	mirror    *mirror      // nil with the mirror off
-	stats     stats
-	backoff   backoff
-	closed    atomic.Bool
-	closeOnce sync.Once
+	cfg        Config
+	fields     trident.Fields
+	transport  *kafkago.Transport
+	client     *kafkago.Client
+	lister     *lister
+	dlq        *deadLetters // nil without a DeadLetterTopic
+	mirror     *mirror      // nil with the mirror off
+	stats      stats
+	backoff    backoff
+	goroutines *goroutines // read-ahead fetches; the mirror has its own stop
+	closed     atomic.Bool
+	closeOnce  sync.Once
 }
 
 // New checks cfg, connects to the brokers and checks that every topic in
@@ -38,13 +39,14 @@ type Spout struct {
 // matches ErrInvalidConfig, ErrUnreachable or ErrUnknownTopic, or names
 // the broker's refusal (for example, an authorization failure).
 //
-// New starts the offset mirror's goroutine; Close stops it.
+// New starts the offset mirror's goroutine; the emitters start read-ahead
+// fetches. Close stops them all.
 func New(ctx context.Context, cfg Config) (*Spout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Spout{cfg: cfg, fields: cfg.Decoder.Fields()}
+	s := &Spout{cfg: cfg, fields: cfg.Decoder.Fields(), goroutines: newGoroutines()}
 	s.transport = &kafkago.Transport{
 		DialTimeout: cfg.DialTimeout,
 		// Fetches are routed with cached metadata, and metadata requests
@@ -125,7 +127,8 @@ func (s *Spout) Partitions(ctx context.Context) ([]spout.Partition, error) {
 	return s.lister.Partitions(ctx)
 }
 
-// Close stops the offset mirror (after a last commit), closes the
+// Close stops the read-ahead fetches and the offset mirror (after a last
+// commit), closes the
 // dead-letter writer and drops the connections. Call it after the
 // topologies reading from the spout have stopped; it is safe to call more
 // than once.
@@ -133,6 +136,7 @@ func (s *Spout) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.goroutines.stop()
 		if s.mirror != nil {
 			s.mirror.stop()
 		}
