@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/squallstream/squall/internal/testenv"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/cassandrastore"
@@ -17,6 +18,9 @@ var namespaces atomic.Int64
 // each location is a namespace of its own in tables shared by the run,
 // and reopening opens a new store on a new session.
 func TestConformance(t *testing.T) {
+	// Importing testenv here also marks this package as an integration
+	// package for the Makefile (run alone, never while a service is down).
+	testenv.CassandraHosts(t)
 	coordstoretest.Run(t, coordstoretest.Factory{
 		New: func(t *testing.T) coordstoretest.Opener {
 			ns := fmt.Sprintf("ns%d", namespaces.Add(1))
