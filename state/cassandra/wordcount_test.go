@@ -48,7 +48,9 @@ func TestMapStateWordCount(t *testing.T) {
 		read    func(state.BackingMap[[]byte]) state.MapState[int64]
 	}{
 		{"opaque", cassandra.Opaque, cassandra.Typed[int64]("bigint"), trident.Opaque[int64],
-			func(b state.BackingMap[[]byte]) state.MapState[int64] { return opaque.New[int64](b, state.MapOptions[int64]{}) }},
+			func(b state.BackingMap[[]byte]) state.MapState[int64] {
+				return opaque.New[int64](b, state.MapOptions[int64]{})
+			}},
 		{"transactional", cassandra.Transactional, nil, trident.Transactional[int64],
 			func(b state.BackingMap[[]byte]) state.MapState[int64] {
 				return transactional.New[int64](b, state.MapOptions[int64]{})
