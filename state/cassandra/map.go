@@ -35,6 +35,9 @@ func (m *Map) Name() string { return "cassandra " + m.t.name }
 // ConcurrentSafe implements state.Concurrent.
 func (m *Map) ConcurrentSafe() bool { return true }
 
+// Table returns the map's table.
+func (m *Map) Table() *Table { return m.t }
+
 // Epoch returns the map's fencing epoch.
 func (m *Map) Epoch() int64 { return m.fence.epoch }
 
@@ -64,8 +67,8 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 			return nil
 		}
 		v, err := m.t.spec.rebuild(dests)
-		if err != nil {
-			return fmt.Errorf("%w: %v", state.ErrCorrupt, err)
+		if err != nil { // a reported failure naming the key (state.DecodeError)
+			return state.Corrupt(m.Name(), keys[uniq[i]], err)
 		}
 		got[i] = state.Entry[[]byte]{Val: v, Found: true}
 		return nil

@@ -45,6 +45,7 @@ func (t *Table) Open(ctx context.Context) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.s.log.Debug("cassandra: opened a backing map", "table", t.name, "epoch", epoch)
 	return &Map{t: t, fence: &fence{epoch: epoch}}, nil
 }
 
