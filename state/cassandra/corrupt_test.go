@@ -19,7 +19,7 @@ func TestDamagedRowsAndWrongFlavour(t *testing.T) {
 	ctx := t.Context()
 	b := openMap(t, cassandra.TableSpec{Layout: cassandra.Opaque, Keys: []cassandra.Column{{Name: "word", Type: "text"}}})
 	name := b.Table().Name()
-	if err := cassandratest.Session(t).Gocql().Query(`INSERT INTO `+name+` (word, txid) VALUES ('cow', 3)`).Exec(); err != nil {
+	if err := cassandratest.Session(t).Gocql().Query(`INSERT INTO ` + name + ` (word, txid) VALUES ('cow', 3)`).Exec(); err != nil {
 		t.Fatal(err)
 	}
 	m := opaque.New[int64](b, state.MapOptions[int64]{})
