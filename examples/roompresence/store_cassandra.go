@@ -58,33 +58,43 @@ func openCassandra(ctx context.Context, hosts []string, keyspace string, replica
 	return st, nil
 }
 
-// Upsert writes each event's half of its row (an UPDATE sets only the
-// columns it names, so the two halves meet whatever their order), then
-// reads the touched rows back.
+// Upsert writes each visit's half (or both halves) of its row: an UPDATE
+// sets only the columns it names, so the halves meet whatever their
+// order. It then reads back the rows of the visits that got only one half
+// here; a visit with both halves in events is complete as written.
 func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]room.Period, error) {
-	err := c.each(ctx, len(events), func(ctx context.Context, i int) error {
-		e := events[i]
-		col := "start_at"
-		if e.Kind == room.Leave {
-			col = "end_at"
+	var visits []string
+	halves := map[string]room.Period{}
+	for _, e := range events {
+		p, ok := halves[e.Visit]
+		if !ok {
+			visits = append(visits, e.Visit)
 		}
-		return c.s.Query(ctx, "UPDATE "+c.keyspace+".presence SET room = ?, person = ?, "+col+" = ? WHERE visit = ?", e.Room, e.Person, e.Time, e.Visit)
+		halves[e.Visit] = p.With(e)
+	}
+	err := c.each(ctx, len(visits), func(ctx context.Context, i int) error {
+		p := halves[visits[i]]
+		set, args := "room = ?, person = ?", []any{p.Room, p.Person}
+		if !p.Start.IsZero() {
+			set, args = set+", start_at = ?", append(args, p.Start)
+		}
+		if !p.End.IsZero() {
+			set, args = set+", end_at = ?", append(args, p.End)
+		}
+		return c.s.Query(ctx, "UPDATE "+c.keyspace+".presence SET "+set+" WHERE visit = ?", append(args, p.Visit)...)
 	})
 	if err != nil {
 		return nil, err
 	}
-	var visits []string
-	seen := map[string]bool{}
-	for _, e := range events {
-		if !seen[e.Visit] {
-			seen[e.Visit] = true
-			visits = append(visits, e.Visit)
-		}
-	}
 	rows := make([]room.Period, len(visits))
 	err = c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		p, err := c.get(ctx, visits[i])
-		rows[i] = p
+		p := halves[visits[i]]
+		if p.Complete() {
+			rows[i] = p
+			return nil
+		}
+		var err error
+		rows[i], err = c.get(ctx, visits[i])
 		return err
 	})
 	return rows, err
