@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/testenv"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
@@ -21,6 +22,7 @@ type pauseAt struct {
 	n       int64
 	reached chan<- struct{}
 	resume  <-chan struct{}
+	result  chan<- error // what the paused write returned
 }
 
 func (p pauseAt) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) error {
@@ -31,6 +33,9 @@ func (p pauseAt) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) 
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		err := p.BackingMap.MultiPut(ctx, keys, vals)
+		p.result <- err
+		return err
 	}
 	return p.BackingMap.MultiPut(ctx, keys, vals)
 }
@@ -53,7 +58,7 @@ func TestCassandraOutageMidBatch(t *testing.T) {
 	if tabs.tx, err = s.EnsureTable(ctx, txSpec); err != nil {
 		t.Fatal(err)
 	}
-	reached, resume := make(chan struct{}), make(chan struct{})
+	reached, resume, result := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	var once sync.Once
 	open := func() { once.Do(func() { close(resume) }) }
 	t.Cleanup(open)
@@ -62,7 +67,7 @@ func TestCassandraOutageMidBatch(t *testing.T) {
 		if f != "op" {
 			return b
 		}
-		return pauseAt{BackingMap: b, puts: puts, n: 7, reached: reached, resume: resume}
+		return pauseAt{BackingMap: b, puts: puts, n: 7, reached: reached, resume: resume, result: result}
 	})
 	defer r.stop(t) // after the clean-up of StopService has started Cassandra again
 	select {
@@ -72,7 +77,13 @@ func TestCassandraOutageMidBatch(t *testing.T) {
 	}
 	testenv.StopService(t, "cassandra")
 	open()
-	t.Logf("stopped Cassandra in the middle of a batch; committed %v", r.running.Committed())
+	// The paused write ran while Cassandra was down: it must have failed,
+	// retryably, so the batch is replayed.
+	if err := <-result; err == nil || !failure.IsRetryable(err) {
+		t.Fatalf("the write while Cassandra was stopped returned %v, want a retryable error", err)
+	} else {
+		t.Logf("stopped Cassandra in the middle of a batch (committed %v); its write failed: %v", r.running.Committed(), err)
+	}
 	testenv.StartService(t, "cassandra")
 	finishPipeline(t, r, tabs)
 }
