@@ -43,7 +43,8 @@ type Config struct {
 
 	// Start is where a partition starts when it has no stored position
 	// under this TopologyID: Earliest (the zero value), Latest or
-	// AtTime(t).
+	// AtTime(t). A partition added to a topic while the spout runs starts
+	// at its earliest offset whatever Start says: all its records are new.
 	Start StartPosition
 
 	// OnOutOfRange says what a new batch does when its start offset is no

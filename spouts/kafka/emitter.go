@@ -108,7 +108,13 @@ func (e *emitter) start(ctx context.Context, tp topicPartition, p spout.Partitio
 	if off, ok := e.firstSeek[p]; ok {
 		return off, nil
 	}
-	off, err := e.s.offsetFor(ctx, tp, e.s.cfg.Start)
+	// A partition added while the spout runs starts at its first record,
+	// whatever Start says: its records all came after the start.
+	at := e.s.cfg.Start
+	if prev == nil && e.s.lister.joinedLater(p) {
+		at = Earliest
+	}
+	off, err := e.s.offsetFor(ctx, tp, at)
 	if err != nil {
 		return 0, err
 	}

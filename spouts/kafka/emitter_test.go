@@ -287,3 +287,49 @@ func TestRetryableWhenBrokerDown(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestAddedPartitionStartsAtEarliest: with Start = Latest, the partitions
+// present at start begin at their end, but a partition added while the
+// spout runs begins at its first record.
+func TestAddedPartitionStartsAtEarliest(t *testing.T) {
+	b := fakeBroker(t, 1)
+	topic := b.topic(t, 1)
+	b.values(t, topic, 0, 0, 3)
+	cfg := b.spoutConfig(t, topic)
+	cfg.Start, cfg.RefreshInterval = kafka.Latest, 20*time.Millisecond
+	sp := newSpout(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if ps, err := sp.Partitions(ctx); err != nil || len(ps) != 1 {
+		t.Fatalf("partitions %v, %v", ps, err)
+	}
+	e := sp.NewEmitter(0)
+	if m, got := emit(t, e, 1, part(topic, 0), nil); len(got) != 0 || m.First != 3 {
+		t.Fatalf("existing partition with Latest: meta %+v values %v, want an empty batch at 3", m, got)
+	}
+	resp, err := b.client.CreatePartitions(ctx, &kafkago.CreatePartitionsRequest{Topics: []kafkago.TopicPartitionsConfig{{Name: topic, Count: 2}}})
+	if err == nil {
+		err = resp.Errors[topic]
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.waitLeaders(ctx, t, topic, 2)
+	b.values(t, topic, 1, 0, 2)
+	for {
+		ps, err := sp.Partitions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the new partition was never listed: %v", ps)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_, got := emit(t, e, 2, part(topic, 1), nil)
+	wantValues(t, "added partition", got, seq(0, 2))
+}

@@ -24,9 +24,19 @@ type lister struct {
 	s   *Spout
 	now func() time.Time
 
-	mu     sync.Mutex
-	cached []spout.Partition
-	at     time.Time
+	mu      sync.Mutex
+	cached  []spout.Partition
+	at      time.Time
+	initial map[spout.Partition]bool // the first list's partitions
+}
+
+// joinedLater reports whether p was not in the spout's first list of
+// partitions: it was added while the spout ran, so all its records are
+// new to the topology.
+func (l *lister) joinedLater(p spout.Partition) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.initial != nil && !l.initial[p]
 }
 
 // Partitions implements spout.Lister. If listing fails after an earlier
@@ -52,6 +62,12 @@ func (l *lister) Partitions(ctx context.Context) ([]spout.Partition, error) {
 	}
 	if added := len(ps) - len(l.cached); l.cached != nil && added != 0 {
 		l.s.cfg.Logger.Info("kafka spout: partitions changed", "topics", l.s.cfg.Topics, "before", len(l.cached), "now", len(ps))
+	}
+	if l.initial == nil {
+		l.initial = make(map[spout.Partition]bool, len(ps))
+		for _, p := range ps {
+			l.initial[p] = true
+		}
 	}
 	l.cached, l.at = ps, now
 	return slices.Clone(ps), nil

@@ -183,6 +183,11 @@ func (pl *pipeline) total(ctx context.Context) (int64, error) {
 // commits (so that an over-count would show), and returns the counts.
 func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map[string]int64 {
 	t.Helper()
+	// An under-count shows as counts that stop short of want while every
+	// partition has been read to its end: fail then instead of at the
+	// deadline.
+	var stuckAt state.TxID
+	var stuckN int64 = -1
 	for {
 		n, err := pl.total(ctx)
 		if err != nil {
@@ -190,6 +195,12 @@ func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map
 		}
 		if n >= want {
 			break
+		}
+		switch caughtUp := pl.caughtUp(); {
+		case !caughtUp || n != stuckN:
+			stuckAt, stuckN = pl.running.Committed(), n
+		case pl.running.Committed() >= stuckAt+5:
+			t.Fatalf("counted %d of %d records, and every partition was read to its end five batches ago (stats %+v)", n, want, pl.sp.Stats())
 		}
 		if err := pl.running.Err(); err != nil {
 			t.Fatalf("topology halted at %d of %d records: %v", n, want, err)
@@ -209,6 +220,18 @@ func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map
 		t.Fatal(err)
 	}
 	return c
+}
+
+// caughtUp reports whether every partition's last batch reached the log
+// end.
+func (pl *pipeline) caughtUp() bool {
+	st := pl.sp.Stats()
+	for _, p := range st.Partitions {
+		if p.Lag != 0 {
+			return false
+		}
+	}
+	return len(st.Partitions) > 0
 }
 
 // stop shuts the topology down and closes what it opened.
