@@ -53,6 +53,9 @@ type Config struct {
 	// replayed). Zero means 2; negative means no retries. Lightweight
 	// transactions are never retried blindly.
 	Retries int
+	// ConnsPerHost is the number of connections to each node. Zero means
+	// 2 (gocql's default).
+	ConnsPerHost int
 	// MaxInFlight bounds the requests this session has outstanding at
 	// once, across all its maps. Zero means 128 (storm-cassandra's default
 	// with the Java driver's defaults).
@@ -110,8 +113,8 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 || c.ConnectTimeout < 0 {
 		bad("negative Timeout or ConnectTimeout")
 	}
-	if c.MaxInFlight < 0 {
-		bad("negative MaxInFlight %d", c.MaxInFlight)
+	if c.MaxInFlight < 0 || c.ConnsPerHost < 0 {
+		bad("negative MaxInFlight %d or ConnsPerHost %d", c.MaxInFlight, c.ConnsPerHost)
 	}
 	if c.Username == "" && c.Password != "" {
 		bad("Password without Username")
@@ -181,6 +184,9 @@ func (c Config) cluster() *gocql.ClusterConfig {
 	cl.Timeout = c.timeout()
 	cl.ConnectTimeout = c.connectTimeout()
 	cl.ProtoVersion = 4
+	if c.ConnsPerHost > 0 {
+		cl.NumConns = c.ConnsPerHost
+	}
 	var inner gocql.HostSelectionPolicy = gocql.RoundRobinHostPolicy()
 	if c.LocalDC != "" {
 		inner = gocql.DCAwareRoundRobinPolicy(c.LocalDC)
