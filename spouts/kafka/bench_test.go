@@ -21,11 +21,13 @@ const (
 	benchPartitions = 8
 	benchTasks      = 2
 	benchValueSize  = 100
+	benchInFlight   = 2
 )
 
 // BenchmarkKafkaSpout reads b.N 100-byte records from the real Kafka
-// through the opaque spout (raw fields, 2 tasks) into a count per
-// partition on opaque memory state, and, in the same run, reads them with
+// through the opaque spout (raw fields, 2 tasks, default caps, 2 batches in
+// flight) into a count per partition on opaque memory state, and, in the
+// same run, reads them with
 // a bare kafka-go fetch loop (Client.Fetch from explicit offsets, 2
 // goroutines, no decoding beyond key and value). It reports msgs/s of the
 // spout, raw-msgs/s of the loop and spout/raw, the ratio of the two.
@@ -176,7 +178,7 @@ func spoutCount(b *testing.B, br *broker, topic string, want int64) int64 {
 	trident.PersistentAggregate(s.GroupBy(kafka.FieldPartition).Parallelism(len(maps)), factory, trident.Fields{kafka.FieldPartition}, countAgg{}, "count")
 	cfg := trident.DefaultConfig()
 	cfg.BatchEmitInterval = time.Millisecond
-	cfg.MaxBatchesInFlight = 2
+	cfg.MaxBatchesInFlight = benchInFlight
 	cluster := topology.NewLocalCluster()
 	defer cluster.Shutdown(ctx)
 	if _, err := tt.Submit(cluster, cfg); err != nil {

@@ -100,6 +100,10 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 // a limit was reached.
 func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.RecordReader, lim limits,
 	res *readResult, bytes *int, c spout.Collector, bad *[]badRecord) (got int, stop bool, err error) {
+	var raw *rawValues
+	if _, ok := s.cfg.Decoder.(RawFields); ok {
+		raw = newRawValues(tp)
+	}
 	for {
 		r, err := records.ReadRecord()
 		if errors.Is(err, io.EOF) {
@@ -131,8 +135,9 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 		if err != nil {
 			return got, false, err
 		}
-		values, derr := s.cfg.Decoder.Decode(rec)
-		if derr != nil {
+		if raw != nil {
+			c.Emit(raw.values(rec))
+		} else if values, derr := s.cfg.Decoder.Decode(rec); derr != nil {
 			*bad = append(*bad, badRecord{rec: rec, err: derr})
 		} else {
 			c.Emit(values)
@@ -147,15 +152,33 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 // toRecord copies a kafka-go record into a Record.
 func toRecord(tp topicPartition, r *kafkago.Record) (Record, error) {
 	rec := Record{Topic: tp.topic, Partition: tp.partition, Offset: r.Offset, Time: r.Time}
-	var err error
+	// Key and value share one allocation.
+	klen, vlen := 0, 0
 	if r.Key != nil {
-		if rec.Key, err = kafkago.ReadAll(r.Key); err != nil {
-			return rec, err
-		}
+		klen = r.Key.Len()
 	}
 	if r.Value != nil {
-		if rec.Value, err = kafkago.ReadAll(r.Value); err != nil {
-			return rec, err
+		vlen = r.Value.Len()
+	}
+	if buf := make([]byte, klen+vlen); klen+vlen > 0 {
+		if r.Key != nil {
+			rec.Key = buf[:klen:klen]
+			if _, err := io.ReadFull(r.Key, rec.Key); err != nil {
+				return rec, err
+			}
+		}
+		if r.Value != nil {
+			rec.Value = buf[klen:]
+			if _, err := io.ReadFull(r.Value, rec.Value); err != nil {
+				return rec, err
+			}
+		}
+	} else {
+		if r.Key != nil {
+			rec.Key = []byte{}
+		}
+		if r.Value != nil {
+			rec.Value = []byte{}
 		}
 	}
 	if len(r.Headers) > 0 {

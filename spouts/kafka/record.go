@@ -71,3 +71,28 @@ func (RawFields) Fields() trident.Fields {
 func (RawFields) Decode(r Record) ([]any, error) {
 	return []any{r.Topic, r.Partition, r.Offset, r.Key, r.Value, r.Headers, r.Time}, nil
 }
+
+// rawValues builds RawFields tuples for one partition with fewer
+// allocations than Decode: the topic and partition are boxed once, and the
+// tuples' value slices are cut from shared chunks (a collector may keep a
+// tuple, never change it).
+type rawValues struct {
+	topic, partition any
+	chunk            []any
+}
+
+const rawChunk = 256 // tuples per chunk
+
+func newRawValues(tp topicPartition) *rawValues {
+	return &rawValues{topic: tp.topic, partition: tp.partition}
+}
+
+func (v *rawValues) values(r Record) []any {
+	if len(v.chunk) < 7 {
+		v.chunk = make([]any, 7*rawChunk)
+	}
+	out := v.chunk[:7:7]
+	v.chunk = v.chunk[7:]
+	out[0], out[1], out[2], out[3], out[4], out[5], out[6] = v.topic, v.partition, r.Offset, r.Key, r.Value, r.Headers, r.Time
+	return out
+}
