@@ -185,9 +185,11 @@ func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map
 	t.Helper()
 	// An under-count shows as counts that stop short of want while every
 	// partition has been read to its end: fail then instead of at the
-	// deadline.
+	// deadline. "Then" is five batches and 3s (a new partition takes up to
+	// RefreshInterval, 500ms here, to be listed).
 	var stuckAt state.TxID
 	var stuckN int64 = -1
+	var stuckSince time.Time
 	for {
 		n, err := pl.total(ctx)
 		if err != nil {
@@ -198,9 +200,10 @@ func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map
 		}
 		switch caughtUp := pl.caughtUp(); {
 		case !caughtUp || n != stuckN:
-			stuckAt, stuckN = pl.running.Committed(), n
-		case pl.running.Committed() >= stuckAt+5:
-			t.Fatalf("counted %d of %d records, and every partition was read to its end five batches ago (stats %+v)", n, want, pl.sp.Stats())
+			stuckAt, stuckN, stuckSince = pl.running.Committed(), n, time.Now()
+		case pl.running.Committed() >= stuckAt+5 && time.Since(stuckSince) > 3*time.Second:
+			t.Fatalf("counted %d of %d records, and every partition was read to its end five batches and %v ago (stats %+v)",
+				n, want, time.Since(stuckSince).Round(time.Millisecond), pl.sp.Stats())
 		}
 		if err := pl.running.Err(); err != nil {
 			t.Fatalf("topology halted at %d of %d records: %v", n, want, err)
