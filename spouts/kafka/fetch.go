@@ -28,6 +28,14 @@ type readResult struct {
 // maxFetchBytes bounds the bytes one fetch request asks for.
 const maxFetchBytes = 4 << 20
 
+// fetchBytes is what a fetch asks for to read about budget bytes of keys
+// and values: twice as much (records carry headers, offsets, timestamps and
+// batch framing), so that a batch needs one fetch rather than a second,
+// synchronous one for its last few records; at most maxFetchBytes.
+func fetchBytes(budget int) int64 {
+	return int64(min(2*max(budget, 0)+64<<10, maxFetchBytes))
+}
+
 // read fetches the records of tp from offset from, within lim, decodes
 // them and emits their tuples to c. It does not wait for records: it stops
 // at the log end as the broker knows it. Records the decoder rejects go to
@@ -55,7 +63,7 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 			}
 			resp, err = s.client.Fetch(ctx, &kafkago.FetchRequest{
 				Topic: tp.topic, Partition: tp.partition, Offset: res.next,
-				MinBytes: 0, MaxBytes: int64(min(lim.maxBytes-bytes, maxFetchBytes)),
+				MinBytes: 0, MaxBytes: fetchBytes(lim.maxBytes - bytes),
 			})
 			if err == nil {
 				err = resp.Error

@@ -16,7 +16,7 @@ import (
 // there (the usual case), and dropped otherwise (a replay, a moved
 // partition), so it never changes what a batch holds, only when its bytes
 // arrive. At most one fetch per owned partition is ahead, of at most
-// min(MaxBytesPerPartition, 4 MiB).
+// min(2*MaxBytesPerPartition+64 KiB, 4 MiB).
 
 // ahead is one background fetch.
 type ahead struct {
@@ -34,7 +34,7 @@ func (e *emitter) readAhead(p spout.Partition, tp topicPartition, start int64) {
 	}
 	a := &ahead{start: start, done: make(chan struct{})}
 	e.ahead[p] = a
-	maxBytes := int64(min(e.s.cfg.MaxBytesPerPartition, maxFetchBytes))
+	maxBytes := fetchBytes(e.s.cfg.MaxBytesPerPartition)
 	go func() {
 		defer e.s.goroutines.done()
 		defer close(a.done)
