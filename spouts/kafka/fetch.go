@@ -100,7 +100,7 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 			return res, err
 		}
 	}
-	s.stats.emitted.Add(uint64(res.count))
+	s.stats.emitted.Add(uint64(res.count - len(bad)))
 	return res, nil
 }
 
