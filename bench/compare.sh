@@ -258,7 +258,7 @@ if [ "$doc" = yes ]; then
 		echo
 		echo "Written by \`bench/compare.sh\` on $(date -u +%Y-%m-%d) (UTC): $rounds rounds, Storm then squall for"
 		echo "each workload in each round, a $window measuring window after a $warmup in-process"
-		echo "warm-up, acker-memory with $trees pending trees. Medians, with the range over"
+		echo "warm-up, acker-memory with $(fmt_num "$trees") pending trees. Medians, with the range over"
 		echo "the rounds; ratios are of the medians. How to run it and what each workload"
 		echo "measures: [storm-comparison.md](storm-comparison.md)."
 		echo
