@@ -42,8 +42,14 @@ func cmdChaos(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.gap, "gap", 3*time.Second, "longest pause between two external faults")
 	fs.IntVar(&c.tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.StringVar(&c.logs, "logs", "", "directory for the run processes' full logs (default: a new temporary directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := o.parse(fs, args, true); err != nil {
 		return err
+	}
+	if c.faults < 0 || c.down < 0 || c.gap <= 0 {
+		return fmt.Errorf("--faults and --down must not be negative, --gap must be positive")
+	}
+	if _, err := os.Stat(c.services); err != nil {
+		return fmt.Errorf("--services: %w (run from the repository root, or name the script)", err)
 	}
 	if c.logs == "" {
 		dir, err := os.MkdirTemp("", "roompresence-chaos-")
@@ -53,18 +59,6 @@ func cmdChaos(ctx context.Context, args []string) error {
 		c.logs = dir
 	}
 	fmt.Fprintf(os.Stderr, "chaos: the run processes log to %s\n", c.logs)
-	if err := o.validate(); err != nil {
-		return err
-	}
-	if err := o.requireKafka("chaos"); err != nil {
-		return err
-	}
-	if c.faults < 0 || c.down < 0 || c.gap <= 0 {
-		return fmt.Errorf("--faults and --down must not be negative, --gap must be positive")
-	}
-	if _, err := os.Stat(c.services); err != nil {
-		return fmt.Errorf("--services: %w (run from the repository root, or name the script)", err)
-	}
 	if g.events > 0 {
 		if _, err := generate(ctx, &o, &g, os.Stderr); err != nil {
 			return err

@@ -22,10 +22,7 @@ func cmdEmbedded(ctx context.Context, args []string) error {
 	o.register(fs)
 	g.register(fs)
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
+	if err := o.parse(fs, args, false); err != nil {
 		return err
 	}
 	if len(o.brokers()) == 0 {

@@ -55,13 +55,7 @@ func cmdGen(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	o.register(fs)
 	g.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	if err := o.requireKafka("gen"); err != nil {
+	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
 	_, err := generate(ctx, &o, &g, os.Stderr)

@@ -47,13 +47,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	if err := o.requireKafka("run"); err != nil {
+	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
 	st, err := o.openStore(ctx)

@@ -16,13 +16,7 @@ func cmdVerify(ctx context.Context, args []string) error {
 	var o options
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	o.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	if err := o.requireKafka("verify"); err != nil {
+	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
 	st, err := o.openStore(ctx)

@@ -66,6 +66,21 @@ func (o *options) validate() error {
 	return errors.Join(errs...)
 }
 
+// parse parses a command's flags and checks the shared options; needKafka
+// says the command runs only against a real Kafka.
+func (o *options) parse(fs *flag.FlagSet, args []string, needKafka bool) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if needKafka {
+		return o.requireKafka(fs.Name())
+	}
+	return nil
+}
+
 // requireKafka is for the commands that run in their own process and so
 // cannot share the embedded broker, which lives only as long as one
 // process.
