@@ -56,8 +56,11 @@ type pipeline struct {
 	cluster *topology.LocalCluster
 	running *trident.Running
 	seen    atomic.Int64
-	panics  atomic.Int64
-	failed  atomic.Int64
+	panics  atomic.Int64 // worker crashes caused
+	failed  atomic.Int64 // batches failed
+	// crashTickets counts the crash opportunities, of which the first
+	// MaxPanics crash.
+	crashTickets atomic.Int64
 }
 
 type countAgg struct{}
@@ -139,7 +142,8 @@ func startPipeline(t testing.TB, p pipelineParams) *pipeline {
 
 func (pl *pipeline) chaos(_ context.Context, _ trident.Tuple) (bool, error) {
 	n := pl.seen.Add(1)
-	if e := pl.p.PanicEvery; e > 0 && n%e == e/2 && pl.panics.Add(1) <= pl.p.MaxPanics {
+	if e := pl.p.PanicEvery; e > 0 && n%e == e/2 && pl.crashTickets.Add(1) <= pl.p.MaxPanics {
+		pl.panics.Add(1)
 		panic(fmt.Sprintf("chaos: worker crash at tuple %d", n))
 	}
 	if e := pl.p.FailEvery; e > 0 && n%e == e/2 {
