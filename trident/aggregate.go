@@ -1,6 +1,10 @@
 package trident
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/squallstream/squall/state"
+)
 
 // PartitionAggregate aggregates each batch's tuples within each partition
 // (task): agg sees the input fields; the output stream has the fields
@@ -85,7 +89,7 @@ type aggregateOp[S any] struct {
 }
 
 func (a *aggregateOp[S]) newBatch(at Attempt) aggregateBatch {
-	return &aggregateBatchOf[S]{op: a, attempt: at, groups: map[string]*groupState[S]{}}
+	return &aggregateBatchOf[S]{op: a, attempt: at, groups: newGroupIndex[groupState[S]]()}
 }
 
 type groupState[S any] struct {
@@ -96,25 +100,16 @@ type groupState[S any] struct {
 type aggregateBatchOf[S any] struct {
 	op      *aggregateOp[S]
 	attempt Attempt
-	groups  map[string]*groupState[S]
-	order   []*groupState[S]
+	groups  groupIndex[groupState[S]]
 }
 
 func (b *aggregateBatchOf[S]) add(values []any, out func([]any) Collector) error {
-	group, k, err := groupKey(values, b.op.group)
+	g, _, err := b.groups.find(values, b.op.group, func(group []any, _ state.Key) (*groupState[S], error) {
+		acc, err := b.op.agg.Init(b.attempt, out(group))
+		return &groupState[S]{group: group, acc: acc}, err
+	})
 	if err != nil {
 		return err
-	}
-	key := k.Encoded()
-	g := b.groups[key]
-	if g == nil {
-		acc, err := b.op.agg.Init(b.attempt, out(group))
-		if err != nil {
-			return err
-		}
-		g = &groupState[S]{group: group, acc: acc}
-		b.groups[key] = g
-		b.order = append(b.order, g)
 	}
 	acc, err := b.op.agg.Aggregate(g.acc, project(values, b.op.input, b.op.inSch), out(g.group))
 	g.acc = acc
@@ -122,16 +117,16 @@ func (b *aggregateBatchOf[S]) add(values []any, out func([]any) Collector) error
 }
 
 func (b *aggregateBatchOf[S]) complete(out func([]any) Collector) error {
-	if len(b.op.group) == 0 && len(b.order) == 0 {
+	if len(b.op.group) == 0 && len(b.groups.order) == 0 {
 		// An ungrouped aggregation of an empty batch still completes once,
 		// from Init, as Storm's does (a count of nothing is 0).
 		acc, err := b.op.agg.Init(b.attempt, out(nil))
 		if err != nil {
 			return err
 		}
-		b.order = append(b.order, &groupState[S]{acc: acc})
+		b.groups.order = append(b.groups.order, &groupState[S]{acc: acc})
 	}
-	for _, g := range b.order {
+	for _, g := range b.groups.order {
 		if err := b.op.agg.Complete(g.acc, out(g.group)); err != nil {
 			return err
 		}

@@ -130,43 +130,37 @@ type groupAcc[V any] struct {
 
 type accOf[V any] struct {
 	op     *persistOp[V]
-	groups map[string]*groupAcc[V]
-	order  []*groupAcc[V]
+	groups groupIndex[groupAcc[V]]
 }
 
 func (t *persistTaskOf[V]) newBatch() batchAcc {
-	return &accOf[V]{op: t.op, groups: map[string]*groupAcc[V]{}}
+	return &accOf[V]{op: t.op, groups: newGroupIndex[groupAcc[V]]()}
 }
 
 func (a *accOf[V]) add(values []any, in *schema) error {
-	group, key, err := groupKey(values, a.op.group)
-	if err != nil {
-		return err
-	}
 	v, err := a.op.agg.Init(project(values, a.op.input, in))
 	if err != nil {
 		return err
 	}
-	g := a.groups[key.Encoded()]
-	if g == nil {
-		g = &groupAcc[V]{key: key, group: group, val: v}
-		a.groups[key.Encoded()] = g
-		a.order = append(a.order, g)
-		return nil
+	g, created, err := a.groups.find(values, a.op.group, func(group []any, key state.Key) (*groupAcc[V], error) {
+		return &groupAcc[V]{key: key, group: group, val: v}, nil
+	})
+	if err == nil && !created {
+		g.val = a.op.agg.Combine(g.val, v)
 	}
-	g.val = a.op.agg.Combine(g.val, v)
-	return nil
+	return err
 }
 
 func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
 	a := acc.(*accOf[V])
-	if len(a.order) == 0 {
+	order := a.groups.order
+	if len(order) == 0 {
 		return nil // as in Storm, empty batches do not touch state
 	}
-	keys := make([]state.Key, len(a.order))
-	updaters := make([]state.ValueUpdater[V], len(a.order))
+	keys := make([]state.Key, len(order))
+	updaters := make([]state.ValueUpdater[V], len(order))
 	combiner := state.CombinerFunc[V](t.op.agg.Combine)
-	for i, g := range a.order {
+	for i, g := range order {
 		keys[i] = g.key
 		updaters[i] = state.Combine[V](combiner, g.val)
 	}
@@ -180,7 +174,7 @@ func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batc
 	if err := t.ms.Commit(ctx, txid); err != nil {
 		return err
 	}
-	for i, g := range a.order {
+	for i, g := range order {
 		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil

@@ -62,24 +62,19 @@ type reduceBatch struct {
 	group  []int
 	input  []int
 	inSch  *schema
-	groups map[string]*reduceGroup
-	order  []*reduceGroup
+	groups groupIndex[reduceGroup]
 }
 
 func (t *reduceTask[V]) newBatch() batchAcc {
-	return &reduceBatch{group: t.op.group, input: t.op.input, inSch: t.op.inSch, groups: map[string]*reduceGroup{}}
+	return &reduceBatch{group: t.op.group, input: t.op.input, inSch: t.op.inSch, groups: newGroupIndex[reduceGroup]()}
 }
 
 func (b *reduceBatch) add(values []any, _ *schema) error {
-	group, key, err := groupKey(values, b.group)
+	g, _, err := b.groups.find(values, b.group, func(group []any, key state.Key) (*reduceGroup, error) {
+		return &reduceGroup{key: key, group: group}, nil
+	})
 	if err != nil {
 		return err
-	}
-	g := b.groups[key.Encoded()]
-	if g == nil {
-		g = &reduceGroup{key: key, group: group}
-		b.groups[key.Encoded()] = g
-		b.order = append(b.order, g)
 	}
 	g.tuples = append(g.tuples, project(values, b.input, b.inSch))
 	return nil
@@ -87,13 +82,13 @@ func (b *reduceBatch) add(values []any, _ *schema) error {
 
 func (t *reduceTask[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
 	b := acc.(*reduceBatch)
-	if len(b.order) == 0 {
+	if len(b.groups.order) == 0 {
 		return nil
 	}
 	// Fold every group from Init first, so that a tuple Reduce refuses
 	// fails the batch before anything is written (a transactional map
 	// would otherwise keep a half-applied batch: it skips the replay).
-	for _, g := range b.order {
+	for _, g := range b.groups.order {
 		acc := t.op.r.Init()
 		for _, tu := range g.tuples {
 			next, err := t.op.r.Reduce(acc, tu)
@@ -104,9 +99,9 @@ func (t *reduceTask[V]) commit(ctx context.Context, txid state.TxID, acc batchAc
 		}
 	}
 	var reduceErr error
-	keys := make([]state.Key, len(b.order))
-	updaters := make([]state.ValueUpdater[V], len(b.order))
-	for i, g := range b.order {
+	keys := make([]state.Key, len(b.groups.order))
+	updaters := make([]state.ValueUpdater[V], len(b.groups.order))
+	for i, g := range b.groups.order {
 		keys[i] = g.key
 		updaters[i] = state.ValueUpdaterFunc[V](func(old V, found bool) V {
 			if !found {
@@ -137,7 +132,7 @@ func (t *reduceTask[V]) commit(ctx context.Context, txid state.TxID, acc batchAc
 	if err := t.ms.Commit(ctx, txid); err != nil {
 		return err
 	}
-	for i, g := range b.order {
+	for i, g := range b.groups.order {
 		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil

@@ -112,6 +112,12 @@ func (t *Topology) plan() []*group {
 	for _, g := range groups { // upstream groups come first
 		g.late = g.reportsLate()
 	}
+	for _, n := range t.nodes {
+		n.out = ""
+		if crossesGroups(n) {
+			n.out = dataStream(n)
+		}
+	}
 	return groups
 }
 

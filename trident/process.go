@@ -19,10 +19,10 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 			return err
 		}
 	}
-	if crossesGroups(n) {
+	if n.out != "" {
 		out := make(topology.Values, 0, len(values)+1)
 		out = append(append(out, bt.attempt), values...)
-		for _, task := range b.out.EmitStream(dataStream(n), out) {
+		for _, task := range b.out.EmitStream(n.out, out) {
 			bt.sent[task]++
 		}
 	}

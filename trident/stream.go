@@ -53,6 +53,7 @@ const (
 type node struct {
 	id       int
 	kind     nodeKind
+	out      string // set by plan: the topology stream to other groups, or "" if none
 	parent   *node
 	others   []*node // further parents of a merge or join
 	children []*node
