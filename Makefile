@@ -3,6 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 
+.PHONY: bench-storm bench-storm-quick
 .PHONY: run demo test test-unit test-integration bench lint
 .PHONY: services-up services-down services-status services-env
 
@@ -32,6 +33,14 @@ test-unit:
 ## bench: every benchmark, once, with allocation figures.
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+## bench-storm: side by side with Apache Storm (Java 17, Maven): alternating
+##       rounds, medians and ratios, written into docs/PERFORMANCE.md (about
+##       30 minutes); bench-storm-quick: a 2-minute smoke run, docs untouched.
+bench-storm:
+	bench/compare.sh
+bench-storm-quick:
+	bench/compare.sh --quick
 
 ## lint: gofmt and go vet must be clean.
 lint:
