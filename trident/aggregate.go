@@ -69,16 +69,17 @@ func (a reducing[V]) Complete(acc V, out Collector) error              { out.Emi
 
 // aggregator is the type-erased aggregation of a node.
 type aggregator interface {
-	newBatch(a Attempt) aggregateBatch
+	// newBatch starts a batch whose groups emit through out(group): the
+	// group's values followed by what the aggregator emits.
+	newBatch(a Attempt, out func(group []any) Collector) aggregateBatch
 }
 
 // aggregateBatch is one batch's aggregation state in one task.
 type aggregateBatch interface {
-	// add folds a tuple of the parent (values) into its group; out emits
-	// the group's values followed by what the aggregator emits.
-	add(values []any, out func(group []any) Collector) error
+	// add folds a tuple of the parent (values) into its group.
+	add(values []any) error
 	// complete ends every group, in the order they appeared.
-	complete(out func(group []any) Collector) error
+	complete() error
 }
 
 type aggregateOp[S any] struct {
@@ -88,46 +89,50 @@ type aggregateOp[S any] struct {
 	inSch *schema
 }
 
-func (a *aggregateOp[S]) newBatch(at Attempt) aggregateBatch {
-	return &aggregateBatchOf[S]{op: a, attempt: at, groups: newGroupIndex[groupState[S]]()}
+func (a *aggregateOp[S]) newBatch(at Attempt, out func(group []any) Collector) aggregateBatch {
+	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, groups: newGroupIndex[groupState[S]]()}
 }
 
 type groupState[S any] struct {
 	group []any
+	out   Collector // emits after the group's values
 	acc   S
 }
 
 type aggregateBatchOf[S any] struct {
 	op      *aggregateOp[S]
 	attempt Attempt
+	out     func(group []any) Collector
 	groups  groupIndex[groupState[S]]
 }
 
-func (b *aggregateBatchOf[S]) add(values []any, out func([]any) Collector) error {
+func (b *aggregateBatchOf[S]) add(values []any) error {
 	g, _, err := b.groups.find(values, b.op.group, func(group []any, _ state.Key) (*groupState[S], error) {
-		acc, err := b.op.agg.Init(b.attempt, out(group))
-		return &groupState[S]{group: group, acc: acc}, err
+		out := b.out(group)
+		acc, err := b.op.agg.Init(b.attempt, out)
+		return &groupState[S]{group: group, out: out, acc: acc}, err
 	})
 	if err != nil {
 		return err
 	}
-	acc, err := b.op.agg.Aggregate(g.acc, project(values, b.op.input, b.op.inSch), out(g.group))
+	acc, err := b.op.agg.Aggregate(g.acc, project(values, b.op.input, b.op.inSch), g.out)
 	g.acc = acc
 	return err
 }
 
-func (b *aggregateBatchOf[S]) complete(out func([]any) Collector) error {
+func (b *aggregateBatchOf[S]) complete() error {
 	if len(b.op.group) == 0 && len(b.groups.order) == 0 {
 		// An ungrouped aggregation of an empty batch still completes once,
 		// from Init, as Storm's does (a count of nothing is 0).
-		acc, err := b.op.agg.Init(b.attempt, out(nil))
+		out := b.out(nil)
+		acc, err := b.op.agg.Init(b.attempt, out)
 		if err != nil {
 			return err
 		}
-		b.groups.order = append(b.groups.order, &groupState[S]{acc: acc})
+		b.groups.order = append(b.groups.order, &groupState[S]{out: out, acc: acc})
 	}
 	for _, g := range b.groups.order {
-		if err := b.op.agg.Complete(g.acc, out(g.group)); err != nil {
+		if err := b.op.agg.Complete(g.acc, g.out); err != nil {
 			return err
 		}
 	}

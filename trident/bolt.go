@@ -62,7 +62,7 @@ type batch struct {
 	failed   error
 	sent     map[topology.TaskID]int
 	accs     map[*node]batchAcc
-	aggs     map[*node]aggregateBatch
+	aggs     map[*node]*aggregation
 	queries  map[*node]queryBatch
 	joins    map[*node]*joinBatch
 }
@@ -233,7 +233,7 @@ func (b *groupBolt) track(a Attempt) *batch {
 	case bt != nil:
 		b.abandon(bt)
 	}
-	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]aggregateBatch{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
+	bt = &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]*aggregation{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 	b.batches[a.TxID] = bt
 	return bt
 }
@@ -349,8 +349,9 @@ func (b *groupBolt) checkEarly(bt *batch) bool {
 func (b *groupBolt) commitBatch(t *topology.Tuple) {
 	a := t.Value(0).(Attempt)
 	bt := b.batches[a.TxID]
-	if bt == nil && len(b.lateFrom) > 0 {
-		// Fed in the commit phase, it may have received nothing yet.
+	if len(b.lateFrom) > 0 && (bt == nil || bt.attempt.N < a.N) {
+		// Fed in the commit phase, it may have received nothing of this
+		// attempt yet (only, say, an older attempt that failed).
 		bt = b.track(a)
 	}
 	if bt == nil || bt.attempt.N != a.N {
@@ -415,12 +416,12 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 	for _, n := range b.g.nodes {
 		switch n.kind {
 		case kindAggregate:
-			var emitErr error
-			if err := b.aggregation(n, bt).complete(b.aggregateOut(n, bt, &emitErr)); err != nil {
+			a := b.aggregation(n, bt)
+			if err := a.complete(); err != nil {
 				return err
 			}
-			if emitErr != nil {
-				return emitErr
+			if err := a.takeEmitErr(); err != nil {
+				return err
 			}
 		case kindJoin:
 			if j := bt.joins[n]; j != nil {
@@ -466,11 +467,26 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 	return nil
 }
 
+// aggregation is an aggregation node's state for one batch, with the
+// first error its collectors met.
+type aggregation struct {
+	aggregateBatch
+	emitErr error
+}
+
+// takeEmitErr returns the first error of an emit since the last call.
+func (a *aggregation) takeEmitErr() error {
+	err := a.emitErr
+	a.emitErr = nil
+	return err
+}
+
 // aggregation returns node n's state for the batch.
-func (b *groupBolt) aggregation(n *node, bt *batch) aggregateBatch {
+func (b *groupBolt) aggregation(n *node, bt *batch) *aggregation {
 	a := bt.aggs[n]
 	if a == nil {
-		a = n.aggregate.newBatch(bt.attempt)
+		a = &aggregation{}
+		a.aggregateBatch = n.aggregate.newBatch(bt.attempt, b.aggregateOut(n, bt, &a.emitErr))
 		bt.aggs[n] = a
 	}
 	return a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/squallstream/squall/state"
 )
@@ -60,11 +61,68 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 	if slices.Contains(g.fields, output) {
 		s.t.errorf("PersistentAggregate: output field %q is a group field", output)
 	}
+	if len(s.t.errs) == 0 {
+		s, input, agg = preAggregate(s, groupFields, input, agg)
+	}
 	p := &persistOp[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
 	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: newSchema(slices.Clone(input)),
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }
+
+// preAggregate moves the combining of a grouped persistent aggregation in
+// front of its repartition, as Storm does: each upstream task combines its
+// share of a batch per group, and only one partial value per group and
+// task crosses to the committer, which combines the partials. It returns
+// the stream the committer reads, its input fields and its aggregator.
+// Combine is associative, so the state sees the same values.
+func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggregator[V]) (*Stream, Fields, CombinerAggregator[V]) {
+	if len(groupFields) == 0 || s.n.kind != kindPartition || s.n.parent == nil {
+		return s, input, agg
+	}
+	partial := "$partial" + strconv.Itoa(len(s.t.nodes))
+	up := &Stream{t: s.t, n: s.n.parent}
+	pre := aggregateNode(up, "PersistentAggregate", groupFields, input, Aggregator[partialAcc[V]](partialCombining[V]{agg}), []string{partial})
+	moved := pre.partition(s.n.part, s.n.inSch.fields)
+	moved.n.hint = s.n.hint
+	return moved, Fields{partial}, partials[V]{agg}
+}
+
+// partialCombining is Combining for preAggregate, except that a group
+// all of whose tuples were rejected emits nothing, so that it does not
+// reach the state (as without pre-aggregation).
+type partialCombining[V any] struct{ c CombinerAggregator[V] }
+
+type partialAcc[V any] struct {
+	val V
+	any bool // some tuple was combined
+}
+
+func (a partialCombining[V]) Init(Attempt, Collector) (partialAcc[V], error) {
+	return partialAcc[V]{val: a.c.Zero()}, nil
+}
+
+func (a partialCombining[V]) Aggregate(acc partialAcc[V], t Tuple, _ Collector) (partialAcc[V], error) {
+	v, err := a.c.Init(t)
+	if err != nil {
+		return acc, err
+	}
+	return partialAcc[V]{val: a.c.Combine(acc.val, v), any: true}, nil
+}
+
+func (a partialCombining[V]) Complete(acc partialAcc[V], out Collector) error {
+	if acc.any {
+		out.Emit(acc.val)
+	}
+	return nil
+}
+
+// partials combines the partial values of preAggregate.
+type partials[V any] struct{ c CombinerAggregator[V] }
+
+func (p partials[V]) Init(t Tuple) (V, error) { return t.Value(0).(V), nil }
+func (p partials[V]) Combine(a, b V) V        { return p.c.Combine(a, b) }
+func (p partials[V]) Zero() V                 { return p.c.Zero() }
 
 // persister is the type-erased persistent aggregation of a node.
 type persister interface {

@@ -85,6 +85,9 @@ func (t *Topology) plan() []*group {
 			}
 			n.group.parallelism = max(n.source.parallelism, 1)
 		case kindPartition, kindMerge, kindJoin:
+			if n.kind == kindPartition && len(n.children) == 0 {
+				continue // a repartition nothing reads (a GroupBy whose aggregation moved in front of a new one)
+			}
 			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
 			for side, p := range n.inputs() {
 				n.group.connect(p, n, side)
@@ -141,7 +144,7 @@ func (g *group) hasLateInput() bool {
 // crossesGroups reports whether n sends tuples to a node of another group.
 func crossesGroups(n *node) bool {
 	for _, c := range n.children {
-		if c.group != n.group {
+		if c.group != nil && c.group != n.group {
 			return true
 		}
 	}

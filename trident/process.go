@@ -90,11 +90,11 @@ func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
 	case kindProject:
 		return b.emitFrom(n, bt, project(values, n.projIdx, n.sch).values)
 	case kindAggregate:
-		var emitErr error
-		if err := b.aggregation(n, bt).add(values, b.aggregateOut(n, bt, &emitErr)); err != nil {
+		a := b.aggregation(n, bt)
+		if err := a.add(values); err != nil {
 			return err
 		}
-		return emitErr
+		return a.takeEmitErr()
 	case kindQuery:
 		q := bt.queries[n]
 		if q == nil {
