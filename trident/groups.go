@@ -3,61 +3,58 @@ package trident
 import "github.com/squallstream/squall/state"
 
 // groupIndex finds the groups of a batch by their key values, in the order
-// they first appeared. A key of one string (a word, a room) is looked up
-// by the string itself, so that the per-tuple cost is one map lookup; its
-// state key is built once, when the group is new. Other keys are looked up
-// by their state key's encoding.
+// they first appeared. A key of one scalar value (a word, a room, a
+// partition number) is looked up by the value itself, so that the
+// per-tuple cost is one map lookup; its state key is built once, when the
+// value is first seen. Other keys are looked up by their state key's
+// encoding, which is also where two scalar values of different types with
+// the same encoding (int 5 and int64 5) meet in one group.
 type groupIndex[G any] struct {
-	byString map[string]*G
-	byKey    map[string]*G
-	order    []*G
+	byValue map[any]*G
+	byKey   map[string]*G
+	order   []*G
 }
 
 func newGroupIndex[G any]() groupIndex[G] {
-	return groupIndex[G]{byString: map[string]*G{}, byKey: map[string]*G{}}
+	return groupIndex[G]{byValue: map[any]*G{}, byKey: map[string]*G{}}
 }
 
 // find returns the group of values at idx. For a new group it calls
 // create with the group values and their state key and records the group
 // it returns; created tells which happened.
 func (gi *groupIndex[G]) find(values []any, idx []int, create func(group []any, key state.Key) (*G, error)) (g *G, created bool, err error) {
-	if len(idx) == 1 {
-		if s, ok := values[idx[0]].(string); ok {
-			if g := gi.byString[s]; g != nil {
-				return g, false, nil
-			}
-			g, err := gi.add(values, idx, create)
-			if err == nil {
-				gi.byString[s] = g
-			}
-			return g, true, err
+	var scalar any
+	if len(idx) == 1 && isScalar(values[idx[0]]) {
+		scalar = values[idx[0]]
+		if g := gi.byValue[scalar]; g != nil {
+			return g, false, nil
 		}
 	}
 	group, key, err := groupKey(values, idx)
 	if err != nil {
 		return nil, false, err
 	}
-	if g := gi.byKey[key.Encoded()]; g != nil {
-		return g, false, nil
+	g = gi.byKey[key.Encoded()]
+	if g == nil {
+		if g, err = create(group, key); err != nil {
+			return nil, false, err
+		}
+		gi.byKey[key.Encoded()] = g
+		gi.order = append(gi.order, g)
+		created = true
 	}
-	g, err = create(group, key)
-	if err != nil {
-		return nil, false, err
+	if scalar != nil {
+		gi.byValue[scalar] = g
 	}
-	gi.byKey[key.Encoded()] = g
-	gi.order = append(gi.order, g)
-	return g, true, nil
+	return g, created, nil
 }
 
-func (gi *groupIndex[G]) add(values []any, idx []int, create func(group []any, key state.Key) (*G, error)) (*G, error) {
-	group, key, err := groupKey(values, idx)
-	if err != nil {
-		return nil, err
+// isScalar reports whether v is a value of a type that is cheap to hash
+// and compares equal exactly when its state key does (within one type).
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
 	}
-	g, err := create(group, key)
-	if err != nil {
-		return nil, err
-	}
-	gi.order = append(gi.order, g)
-	return g, nil
+	return false
 }
