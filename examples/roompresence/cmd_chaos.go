@@ -71,12 +71,7 @@ func cmdChaos(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := o.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return verify(ctx, &o, st, os.Stdout)
+	return verifyStore(ctx, &o)
 }
 
 // faultPlan is how many faults of each kind chaos injects.

@@ -19,12 +19,17 @@ func cmdVerify(ctx context.Context, args []string) error {
 	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
+	return verifyStore(ctx, &o)
+}
+
+// verifyStore opens the store o names and verifies it.
+func verifyStore(ctx context.Context, o *options) error {
 	st, err := o.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return verify(ctx, &o, st, os.Stdout)
+	return verify(ctx, o, st, os.Stdout)
 }
 
 // verify recomputes the expected presence rows and timelines from the

@@ -284,23 +284,17 @@ func (st *Store) PutMeta(ctx context.Context, k coordstore.Key, txid state.TxID,
 
 // RemoveMeta implements coordstore.Store.
 func (st *Store) RemoveMeta(ctx context.Context, k coordstore.Key, txid state.TxID) error {
-	if err := k.Validate(); err != nil {
-		return err
-	}
-	end, err := st.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
-	err = st.s.Statement(ctx, st.rmStmt, st.clock.next(), st.ns, []byte(k.Stream), []byte(k.Partition), txCol(txid)).Exec()
-	if err != nil {
-		return fail(fmt.Sprintf("remove meta of %s txid %d", k, txid), err)
-	}
-	return nil
+	return st.deleteMeta(ctx, st.rmStmt, k, txid, "remove meta of %s txid %d")
 }
 
 // CleanupMetaBefore implements coordstore.Store with one range deletion.
 func (st *Store) CleanupMetaBefore(ctx context.Context, k coordstore.Key, txid state.TxID) error {
+	return st.deleteMeta(ctx, st.cleanStmt, k, txid, "cleanup meta of %s before txid %d")
+}
+
+// deleteMeta runs a deletion of k's metadata at txid (stmt: one entry or a
+// range), described by what (with k and txid) in errors.
+func (st *Store) deleteMeta(ctx context.Context, stmt string, k coordstore.Key, txid state.TxID, what string) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -309,9 +303,9 @@ func (st *Store) CleanupMetaBefore(ctx context.Context, k coordstore.Key, txid s
 		return err
 	}
 	defer end()
-	err = st.s.Statement(ctx, st.cleanStmt, st.clock.next(), st.ns, []byte(k.Stream), []byte(k.Partition), txCol(txid)).Exec()
+	err = st.s.Statement(ctx, stmt, st.clock.next(), st.ns, []byte(k.Stream), []byte(k.Partition), txCol(txid)).Exec()
 	if err != nil {
-		return fail(fmt.Sprintf("cleanup meta of %s before txid %d", k, txid), err)
+		return fail(fmt.Sprintf(what, k, txid), err)
 	}
 	return nil
 }
