@@ -171,8 +171,9 @@ func (b *groupBolt) reportFailure(a Attempt, err error) {
 }
 
 // fatalUnlessRetryable crashes the worker on an error that is not
-// retryable. An error while the worker is stopping (its context is done) is not a
-// crash: the batch stays uncommitted and is replayed after a restart.
+// retryable. An error while the worker is stopping (its context is done)
+// is not a crash: the batch stays uncommitted and is replayed after a
+// restart.
 func (b *groupBolt) fatalUnlessRetryable(err error) {
 	if b.ctx.Err() != nil && errors.Is(err, b.ctx.Err()) {
 		return

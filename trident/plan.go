@@ -135,12 +135,6 @@ func (g *group) reportsLate() bool {
 	return slices.ContainsFunc(g.upstream, func(up *group) bool { return up.late })
 }
 
-// hasLateInput tells whether some of g's upstream groups report in the
-// commit phase while others report in the processing phase.
-func (g *group) hasLateInput() bool {
-	return slices.ContainsFunc(g.upstream, func(up *group) bool { return up.late })
-}
-
 // crossesGroups reports whether n sends tuples to a node of another group.
 func crossesGroups(n *node) bool {
 	for _, c := range n.children {
