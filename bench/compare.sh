@@ -65,6 +65,12 @@ done
 [[ $storm_batch =~ ^[1-9][0-9]*$ ]] || die "--storm-batch must be a positive integer"
 [[ $window =~ ^[0-9.]+(ms|s)$ ]] || die "--window must look like 30s or 500ms"
 [[ $warmup =~ ^[0-9.]+(ms|s)$ ]] || die "--warmup must look like 10s or 500ms"
+# seconds D: a duration like 30s or 500ms in whole seconds, rounded up.
+seconds() { awk -v d="$1" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; printf "%d", (v == int(v)) ? v : int(v) + 1 }'; }
+# A run that takes longer than its window and warm-up plus three minutes
+# (start-up, a million pending trees) has stalled: it is killed and counts
+# as failed, so the one retry below applies.
+run_limit=$(($(seconds "$window") + $(seconds "$warmup") + 180))
 if [ "$doc" = auto ]; then
 	if [ "$quick" = 1 ]; then doc=no; else doc=yes; fi
 fi
@@ -117,12 +123,12 @@ storm_run() { # workload args...
 	shift
 	rm -rf "$STORM_DIR/target/tmp"/*
 	# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
-	(cd "$STORM_DIR" && "$JAVA" $JVM_FLAGS -Djava.io.tmpdir="$STORM_DIR/target/tmp" \
+	(cd "$STORM_DIR" && timeout -k 10 "$run_limit" "$JAVA" $JVM_FLAGS -Djava.io.tmpdir="$STORM_DIR/target/tmp" \
 		-Dlog4j2.configurationFile="$STORM_DIR/target/classes/log4j2.xml" \
 		-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "$w" "$@" --batch "$storm_batch")
 }
 squall_run() { # workload args...
-	"$OUT/squall-bench" "$@"
+	timeout -k 10 "$run_limit" "$OUT/squall-bench" "$@"
 }
 
 # run IMPL WORKLOAD ROUND: one measured run, its RESULT line appended to $RES.
