@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	kafkago "github.com/segmentio/kafka-go"
+
 	"github.com/squallstream/squall/internal/testenv"
+	"github.com/squallstream/squall/state/cassandra"
 )
 
 // runMain runs the example's main with args in a child process and
@@ -66,6 +69,7 @@ func TestChaosAgainstRealServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { dropChaosData(t, brokers, hosts, name) })
 	start := time.Now()
 	out, errOut, err := runMain(t, ctx, nil, "chaos", "--events", "50000", "--faults", "20", "--malformed", "0.002",
 		"--kafka", strings.Join(brokers, ","), "--cassandra", strings.Join(hosts, ","), "--keyspace", name,
@@ -90,6 +94,25 @@ func TestChaosAgainstRealServices(t *testing.T) {
 	}
 	if total < 20 || !strings.Contains(m[1], "kill:") || !strings.Contains(m[1], "kafka:") || !strings.Contains(m[1], "cassandra:") {
 		t.Fatalf("injected %s (%d faults); want 20 of every kind", m[1], total)
+	}
+}
+
+// dropChaosData deletes the keyspace and topics a chaos run made.
+func dropChaosData(t *testing.T, brokers, hosts []string, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if s, err := cassandra.Connect(ctx, cassandra.Config{Hosts: hosts, Keyspace: name}); err != nil {
+		t.Logf("dropping keyspace %s: %v", name, err)
+	} else {
+		if err := s.DropKeyspace(ctx); err != nil {
+			t.Logf("dropping keyspace %s: %v", name, err)
+		}
+		s.Close()
+	}
+	kio := newKafkaIO(brokers)
+	defer kio.Close()
+	if _, err := kio.client.DeleteTopics(ctx, &kafkago.DeleteTopicsRequest{Topics: []string{name + "_events", name + "_dlq"}}); err != nil {
+		t.Logf("deleting topics of %s: %v", name, err)
 	}
 }
 
