@@ -118,7 +118,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 				rate = 0
 			}
 			fmt.Fprintf(rc.progress, "run: %8.0f events/s  committed txid %-6d lag %-8d dead letters %-5d crashes %d\n",
-				rate, stats.committed, lag(st), st.DeadLettered, crashes(r))
+				rate, stats.committed, lag(st), st.DeadLettered, r.Health().Crashes)
 			lastLine, lastEmitted = time.Now(), st.Emitted
 		}
 		if !firstCommit && stats.committed > baseline.Committed {
@@ -171,8 +171,4 @@ func lag(st kafka.Stats) int64 {
 		n += p.Lag
 	}
 	return n
-}
-
-func crashes(r *trident.Running) int {
-	return r.Health().Crashes
 }

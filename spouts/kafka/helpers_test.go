@@ -87,23 +87,7 @@ func (b *broker) topic(t testing.TB, partitions int) string {
 
 func (b *broker) waitLeaders(ctx context.Context, t testing.TB, topic string, partitions int) {
 	t.Helper()
-	for {
-		md, err := b.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{topic}})
-		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) == partitions {
-			ready := true
-			for _, p := range md.Topics[0].Partitions {
-				ready = ready && p.Error == nil && p.Leader.Host != ""
-			}
-			if ready {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("topic %s has no leader for every partition: %v (last error: %v)", topic, ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	waitForLeaders(ctx, t, b.client, topic, partitions)
 }
 
 // produce writes msgs to partition of topic and waits for the acks.

@@ -138,7 +138,7 @@ func produceFetch(t *testing.T, brokers []string) {
 // waitForLeaders polls metadata until every partition of topic has a leader;
 // a broker may answer a produce or fetch for a topic it has only just created
 // with a retriable error.
-func waitForLeaders(ctx context.Context, t *testing.T, client *kafkago.Client, topic string, partitions int) {
+func waitForLeaders(ctx context.Context, t testing.TB, client *kafkago.Client, topic string, partitions int) {
 	t.Helper()
 	for {
 		md, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{topic}})

@@ -62,20 +62,12 @@ func TestProcessKilledAfterStateWrite(t *testing.T) {
 		t.Run(flavour, func(t *testing.T) {
 			s := cassandratest.Session(t)
 			ctx := t.Context()
-			opSpec, txSpec := pipelineSpecs(cassandratest.Table(t), cassandratest.Table(t))
-			tabs := pipelineTables{namespace: cassandratest.Table(t)}
-			var err error
-			if tabs.op, err = s.EnsureTable(ctx, opSpec); err != nil {
-				t.Fatal(err)
-			}
-			if tabs.tx, err = s.EnsureTable(ctx, txSpec); err != nil {
-				t.Fatal(err)
-			}
+			tabs := newPipelineTables(t, s)
 
 			cmd := exec.Command(os.Args[0], "-test.run=^TestProcessKilledAfterStateWrite$", "-test.v")
 			cmd.Env = append(os.Environ(),
 				killChildVar+"="+flavour,
-				killTablesVar+"="+strings.Join([]string{opSpec.Name, txSpec.Name, tabs.namespace}, ","),
+				killTablesVar+"="+strings.Join([]string{tabs.op.Spec().Name, tabs.tx.Spec().Name, tabs.namespace}, ","),
 				cassandratest.KeyspaceVar+"="+s.Keyspace())
 			out, err := cmd.StdoutPipe()
 			if err != nil {

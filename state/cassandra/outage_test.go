@@ -49,15 +49,7 @@ func TestCassandraOutageMidBatch(t *testing.T) {
 	testenv.RequireExclusive(t)
 	s := cassandratest.Session(t)
 	ctx := t.Context()
-	opSpec, txSpec := pipelineSpecs(cassandratest.Table(t), cassandratest.Table(t))
-	tabs := pipelineTables{namespace: cassandratest.Table(t)}
-	var err error
-	if tabs.op, err = s.EnsureTable(ctx, opSpec); err != nil {
-		t.Fatal(err)
-	}
-	if tabs.tx, err = s.EnsureTable(ctx, txSpec); err != nil {
-		t.Fatal(err)
-	}
+	tabs := newPipelineTables(t, s)
 	reached, resume, result := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	var once sync.Once
 	open := func() { once.Do(func() { close(resume) }) }

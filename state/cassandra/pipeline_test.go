@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/ops"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/cassandra"
+	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/transactional"
 	"github.com/squallstream/squall/topology"
@@ -55,6 +56,22 @@ func newPipelineSource() *spouttest.Source {
 type pipelineTables struct {
 	op, tx    *cassandra.Table
 	namespace string
+}
+
+// newPipelineTables creates the opaque and transactional tables of a
+// test's pipeline in the test's keyspace.
+func newPipelineTables(t *testing.T, s *cassandra.Session) pipelineTables {
+	t.Helper()
+	opSpec, txSpec := pipelineSpecs(cassandratest.Table(t), cassandratest.Table(t))
+	tabs := pipelineTables{namespace: cassandratest.Table(t)}
+	var err error
+	if tabs.op, err = s.EnsureTable(t.Context(), opSpec); err != nil {
+		t.Fatal(err)
+	}
+	if tabs.tx, err = s.EnsureTable(t.Context(), txSpec); err != nil {
+		t.Fatal(err)
+	}
+	return tabs
 }
 
 func pipelineSpecs(opName, txName string) (cassandra.TableSpec, cassandra.TableSpec) {
