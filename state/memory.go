@@ -10,9 +10,10 @@ import (
 // holds. It is safe for concurrent use and loses everything when the
 // process ends; the embedded durable default is package state/bolt.
 type Memory struct {
-	mu   sync.RWMutex
-	name string
-	data map[string][]byte
+	mu    sync.RWMutex
+	name  string
+	data  map[string][]byte
+	fence Fencer
 }
 
 var (
@@ -46,7 +47,18 @@ func (m *Memory) MultiGet(ctx context.Context, keys []Key) ([]Entry[[]byte], err
 	return out, nil
 }
 
+// Admit records the fence ctx carries (see WithFence): from then on,
+// writes of older generations of its owner are rejected. Factories of
+// fenced state call it when they open the map for a new owner.
+func (m *Memory) Admit(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fence.Admit(ctx, m.name)
+}
+
 // MultiPut stores copies of vals; it is atomic with respect to other calls.
+// A write whose context carries the fence of a superseded owner (see
+// WithFence) is rejected with a *FencedError and stores nothing.
 func (m *Memory) MultiPut(ctx context.Context, keys []Key, vals [][]byte) error {
 	if len(keys) != len(vals) {
 		return ErrLength
@@ -56,6 +68,9 @@ func (m *Memory) MultiPut(ctx context.Context, keys []Key, vals [][]byte) error 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.fence.Admit(ctx, m.name); err != nil {
+		return err
+	}
 	for i, k := range keys {
 		m.data[k.Encoded()] = clone(vals[i])
 	}

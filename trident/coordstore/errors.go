@@ -3,6 +3,8 @@ package coordstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/squallstream/squall/state"
 )
 
 var (
@@ -17,11 +19,21 @@ var (
 	ErrInvalid = errors.New("coordstore: invalid argument")
 	// ErrClosed is returned by a closed store.
 	ErrClosed = errors.New("coordstore: store is closed")
+	// ErrFenced is matched by the error of a write made with a generation
+	// older than the owner's newest: another process took the topology
+	// over. It is fatal and final: the superseded process must stop.
+	ErrFenced = state.ErrFenced
 )
+
+// Fenced returns the error of a write by f rejected because the newest
+// generation of its owner is current.
+func Fenced(where string, f Fence, current Generation) error {
+	return &state.FencedError{Where: "coordstore: " + where, Fence: f, Current: current}
+}
 
 // ConflictError is a failed SwapCoordinator.
 type ConflictError struct {
-	Stream string
+	Stream string // the owner
 	Want   Version // the version the caller expected
 	Have   Version // the stored version (0: no record)
 }

@@ -16,6 +16,7 @@ type Memory struct {
 	mu     sync.RWMutex
 	closed bool
 	coords map[string]memRecord
+	gens   map[string]Generation
 	metas  map[Key][]Entry // sorted by TxID
 }
 
@@ -26,7 +27,7 @@ type memRecord struct {
 
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory {
-	return &Memory{coords: map[string]memRecord{}, metas: map[Key][]Entry{}}
+	return &Memory{coords: map[string]memRecord{}, gens: map[string]Generation{}, metas: map[Key][]Entry{}}
 }
 
 var _ Store = (*Memory)(nil)
@@ -57,6 +58,43 @@ func (m *Memory) end(w bool) {
 	}
 }
 
+// Acquire implements Store.
+func (m *Memory) Acquire(ctx context.Context, owner string) (Generation, error) {
+	if err := ValidateStream(owner); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx, true); err != nil {
+		return 0, err
+	}
+	defer m.end(true)
+	m.gens[owner]++
+	return m.gens[owner], nil
+}
+
+// Generation implements Store.
+func (m *Memory) Generation(ctx context.Context, owner string) (Generation, error) {
+	if err := ValidateStream(owner); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx, false); err != nil {
+		return 0, err
+	}
+	defer m.end(false)
+	return m.gens[owner], nil
+}
+
+// fenced returns the error of a write by f if f is not the newest
+// generation of its owner. The caller holds the write lock.
+func (m *Memory) fenced(where string, f Fence) error {
+	if err := ValidateFence(f); err != nil {
+		return err
+	}
+	if cur := m.gens[f.Owner]; cur != f.Generation {
+		return Fenced(where, f, cur)
+	}
+	return nil
+}
+
 // LoadCoordinator implements Store.
 func (m *Memory) LoadCoordinator(ctx context.Context, stream string) (Record, Version, error) {
 	if err := ValidateStream(stream); err != nil {
@@ -71,19 +109,22 @@ func (m *Memory) LoadCoordinator(ctx context.Context, stream string) (Record, Ve
 }
 
 // SwapCoordinator implements Store.
-func (m *Memory) SwapCoordinator(ctx context.Context, stream string, old Version, rec Record) (Version, error) {
-	if err := ValidateStream(stream); err != nil {
+func (m *Memory) SwapCoordinator(ctx context.Context, f Fence, old Version, rec Record) (Version, error) {
+	if err := ValidateFence(f); err != nil {
 		return 0, err
 	}
 	if err := m.begin(ctx, true); err != nil {
 		return 0, err
 	}
 	defer m.end(true)
-	cur := m.coords[stream]
-	if cur.v != old {
-		return 0, &ConflictError{Stream: stream, Want: old, Have: cur.v}
+	if err := m.fenced("coordinator of "+f.Owner, f); err != nil {
+		return 0, err
 	}
-	m.coords[stream] = memRecord{rec: rec.Clone(), v: cur.v + 1}
+	cur := m.coords[f.Owner]
+	if cur.v != old {
+		return 0, &ConflictError{Stream: f.Owner, Want: old, Have: cur.v}
+	}
+	m.coords[f.Owner] = memRecord{rec: rec.Clone(), v: cur.v + 1}
 	return cur.v + 1, nil
 }
 
@@ -128,7 +169,7 @@ func (m *Memory) PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, b
 }
 
 // PutMeta implements Store.
-func (m *Memory) PutMeta(ctx context.Context, k Key, txid state.TxID, value []byte) error {
+func (m *Memory) PutMeta(ctx context.Context, gen Generation, k Key, txid state.TxID, value []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -139,6 +180,9 @@ func (m *Memory) PutMeta(ctx context.Context, k Key, txid state.TxID, value []by
 		return err
 	}
 	defer m.end(true)
+	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
+		return err
+	}
 	es := m.metas[k]
 	e := Entry{TxID: txid, Value: slices.Clone(value)}
 	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
@@ -150,7 +194,7 @@ func (m *Memory) PutMeta(ctx context.Context, k Key, txid state.TxID, value []by
 }
 
 // RemoveMeta implements Store.
-func (m *Memory) RemoveMeta(ctx context.Context, k Key, txid state.TxID) error {
+func (m *Memory) RemoveMeta(ctx context.Context, gen Generation, k Key, txid state.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -158,6 +202,9 @@ func (m *Memory) RemoveMeta(ctx context.Context, k Key, txid state.TxID) error {
 		return err
 	}
 	defer m.end(true)
+	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
+		return err
+	}
 	es := m.metas[k]
 	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
 		m.set(k, slices.Delete(es, i, i+1))
@@ -166,7 +213,7 @@ func (m *Memory) RemoveMeta(ctx context.Context, k Key, txid state.TxID) error {
 }
 
 // CleanupMetaBefore implements Store.
-func (m *Memory) CleanupMetaBefore(ctx context.Context, k Key, txid state.TxID) error {
+func (m *Memory) CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid state.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -174,6 +221,9 @@ func (m *Memory) CleanupMetaBefore(ctx context.Context, k Key, txid state.TxID) 
 		return err
 	}
 	defer m.end(true)
+	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
+		return err
+	}
 	es := m.metas[k]
 	if i := search(es, txid); i > 0 {
 		m.set(k, slices.Delete(es, 0, i))
@@ -194,6 +244,6 @@ func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	m.coords, m.metas = nil, nil
+	m.coords, m.gens, m.metas = nil, nil, nil
 	return nil
 }

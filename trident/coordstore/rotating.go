@@ -7,10 +7,12 @@ import (
 )
 
 // Rotating is Storm's RotatingTransactionalState over a Store: the
-// metadata entries of one key, by txid. It holds no state of its own.
+// metadata entries of one key, by txid, written by generation Gen of the
+// key's owner. It holds no state of its own.
 type Rotating struct {
 	Store Store
 	Key   Key
+	Gen   Generation
 }
 
 // State returns the entry for txid and whether there is one.
@@ -42,7 +44,7 @@ func (r Rotating) StateOrInit(ctx context.Context, txid state.TxID, init func(pr
 			return nil, err
 		}
 	}
-	if err := r.Store.PutMeta(ctx, r.Key, txid, v); err != nil {
+	if err := r.Store.PutMeta(ctx, r.Gen, r.Key, txid, v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -60,15 +62,15 @@ func (r Rotating) Last(ctx context.Context) (Entry, bool, error) {
 
 // Override sets the entry for txid.
 func (r Rotating) Override(ctx context.Context, txid state.TxID, value []byte) error {
-	return r.Store.PutMeta(ctx, r.Key, txid, value)
+	return r.Store.PutMeta(ctx, r.Gen, r.Key, txid, value)
 }
 
 // Remove deletes the entry for txid, if any.
 func (r Rotating) Remove(ctx context.Context, txid state.TxID) error {
-	return r.Store.RemoveMeta(ctx, r.Key, txid)
+	return r.Store.RemoveMeta(ctx, r.Gen, r.Key, txid)
 }
 
 // CleanupBefore deletes every entry below txid.
 func (r Rotating) CleanupBefore(ctx context.Context, txid state.TxID) error {
-	return r.Store.CleanupMetaBefore(ctx, r.Key, txid)
+	return r.Store.CleanupMetaBefore(ctx, r.Gen, r.Key, txid)
 }

@@ -16,18 +16,30 @@ const MaxTxID = state.TxID(math.MaxUint64)
 // maxName bounds stream and partition names.
 const maxName = 1024
 
-// Store keeps coordination state for any number of streams. See the
-// package comment for the ordering contract every implementation keeps.
+// Store keeps coordination state for any number of topologies (owners).
+// See the package comment for the ordering contract every implementation
+// keeps, and for fencing.
 type Store interface {
-	// LoadCoordinator returns the coordinator record of stream and its
-	// version. Without a record it returns the zero Record and version 0.
-	LoadCoordinator(ctx context.Context, stream string) (Record, Version, error)
+	// Acquire makes the caller the owner of owner (a topology's name): it
+	// stores and returns a generation greater than every generation
+	// Acquire returned before for owner. From then on every write made
+	// with an older generation of owner is rejected with an error matching
+	// ErrFenced.
+	Acquire(ctx context.Context, owner string) (Generation, error)
 
-	// SwapCoordinator stores rec as stream's coordinator record if the
-	// stored version is old (0: there is no record yet) and returns the
-	// new version. Otherwise it stores nothing and returns an error
-	// matching ErrConflict.
-	SwapCoordinator(ctx context.Context, stream string, old Version, rec Record) (Version, error)
+	// Generation returns the newest generation of owner (0: none yet).
+	Generation(ctx context.Context, owner string) (Generation, error)
+
+	// LoadCoordinator returns the coordinator record of owner and its
+	// version. Without a record it returns the zero Record and version 0.
+	LoadCoordinator(ctx context.Context, owner string) (Record, Version, error)
+
+	// SwapCoordinator stores rec as the coordinator record of f.Owner if
+	// f.Generation is the owner's newest generation and the stored version
+	// is old (0: there is no record yet), and returns the new version. A
+	// superseded generation gets an error matching ErrFenced, a version
+	// mismatch one matching ErrConflict; neither stores anything.
+	SwapCoordinator(ctx context.Context, f Fence, old Version, rec Record) (Version, error)
 
 	// GetMeta returns the metadata of key k for txid, and whether there is
 	// an entry. An entry may hold an empty value.
@@ -37,18 +49,40 @@ type Store interface {
 	// and whether there is one. PrevMeta(ctx, k, MaxTxID) is the last entry.
 	PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, bool, error)
 
-	// PutMeta sets the metadata of k for txid, replacing any entry.
-	PutMeta(ctx context.Context, k Key, txid state.TxID, value []byte) error
+	// PutMeta sets the metadata of k for txid, replacing any entry. It
+	// fails with ErrFenced, storing nothing, unless gen is the newest
+	// generation of k.Owner.
+	PutMeta(ctx context.Context, gen Generation, k Key, txid state.TxID, value []byte) error
 
-	// RemoveMeta deletes the entry of k for txid, if any.
-	RemoveMeta(ctx context.Context, k Key, txid state.TxID) error
+	// RemoveMeta deletes the entry of k for txid, if any. It is fenced
+	// like PutMeta.
+	RemoveMeta(ctx context.Context, gen Generation, k Key, txid state.TxID) error
 
 	// CleanupMetaBefore deletes every entry of k whose txid is below txid.
-	CleanupMetaBefore(ctx context.Context, k Key, txid state.TxID) error
+	// It is fenced like PutMeta.
+	CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid state.TxID) error
 
 	// Close releases the store. Later calls return ErrClosed; closing again
 	// returns nil.
 	io.Closer
+}
+
+// Generation identifies one owner of a topology (see Store.Acquire).
+type Generation = state.Generation
+
+// Fence names a writer: the owner (a topology's name) and its generation.
+type Fence = state.Fence
+
+// ValidateFence returns an error matching ErrInvalid if f names no owner
+// or no generation.
+func ValidateFence(f Fence) error {
+	if err := ValidateStream(f.Owner); err != nil {
+		return err
+	}
+	if f.Generation == 0 {
+		return fmt.Errorf("%w: generation 0 of %q (take one with Acquire)", ErrInvalid, f.Owner)
+	}
+	return nil
 }
 
 // Record is the batch coordinator's durable state for one stream.
@@ -77,18 +111,25 @@ func (r Record) Clone() Record {
 type Version uint64
 
 // Key names a sequence of metadata entries: those of one partition (or of
-// the spout coordinator) of one stream.
+// the spout coordinator) of one stream of one owner (topology).
 type Key struct {
+	Owner     string // the topology's name, whose generations fence the key
 	Stream    string // the stream's state id, stable across deployments
 	Partition string // a spout partition id such as "topic@3"
 }
 
-// String returns "stream/partition".
-func (k Key) String() string { return k.Stream + "/" + k.Partition }
+// String returns "owner/stream/partition".
+func (k Key) String() string { return k.Owner + "/" + k.Stream + "/" + k.Partition }
 
-// Validate returns an error matching ErrInvalid if the stream or the
-// partition name is empty or longer than 1024 bytes.
+// Fence returns the fence of a write to k by generation gen.
+func (k Key) Fence(gen Generation) Fence { return Fence{Owner: k.Owner, Generation: gen} }
+
+// Validate returns an error matching ErrInvalid if the owner, the stream
+// or the partition name is empty or longer than 1024 bytes.
 func (k Key) Validate() error {
+	if err := ValidateStream(k.Owner); err != nil {
+		return fmt.Errorf("%w (owner of %s)", err, k)
+	}
 	if err := ValidateStream(k.Stream); err != nil {
 		return err
 	}

@@ -17,6 +17,11 @@ func BenchmarkSwapCoordinator(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	gen, err := s.Acquire(b.Context(), "s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := coordstore.Fence{Owner: "s", Generation: gen}
 	var v coordstore.Version
 	r := coordstore.Record{Attempts: map[state.TxID]uint32{}}
 	for b.Loop() {
@@ -25,7 +30,7 @@ func BenchmarkSwapCoordinator(b *testing.B) {
 		for i := range 8 {
 			r.Attempts[r.Committed+1+state.TxID(i)] = 0
 		}
-		if v, err = s.SwapCoordinator(b.Context(), "s", v, r); err != nil {
+		if v, err = s.SwapCoordinator(b.Context(), f, v, r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,7 +15,10 @@ import (
 	"github.com/squallstream/squall/trident/coordstore"
 )
 
-var key = coordstore.Key{Stream: "s", Partition: "p"}
+var key = coordstore.Key{Owner: "s", Stream: "s", Partition: "p"}
+
+// owner is the fence of the only generation damaged acquires.
+var owner = coordstore.Fence{Owner: "s", Generation: 1}
 
 // damaged creates a store with one record and one entry, then lets mutate
 // change the raw file through bbolt, and reopens it.
@@ -26,10 +29,13 @@ func damaged(t *testing.T, mutate func(tx *bolt.Tx) error) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SwapCoordinator(t.Context(), "s", 0, coordstore.Record{Committed: 4}); err != nil {
+	if _, err := s.Acquire(t.Context(), "s"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutMeta(t.Context(), key, 5, []byte("offsets")); err != nil {
+	if _, err := s.SwapCoordinator(t.Context(), owner, 0, coordstore.Record{Committed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutMeta(t.Context(), owner.Generation, key, 5, []byte("offsets")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -99,7 +105,7 @@ func TestCorruptRecord(t *testing.T) {
 			_, _, err := s.LoadCoordinator(t.Context(), "s")
 			wantCorrupt(t, err, c.detail)
 			wantCorrupt(t, err, `stream "s"`)
-			_, err = s.SwapCoordinator(t.Context(), "s", 1, coordstore.Record{})
+			_, err = s.SwapCoordinator(t.Context(), owner, 1, coordstore.Record{})
 			wantCorrupt(t, err, c.detail)
 		})
 	}
@@ -107,7 +113,7 @@ func TestCorruptRecord(t *testing.T) {
 
 func TestCorruptMeta(t *testing.T) {
 	part := func(tx *bolt.Tx) *bolt.Bucket {
-		return tx.Bucket(metaBucket).Bucket([]byte("s")).Bucket([]byte("p"))
+		return tx.Bucket(metaBucket).Bucket([]byte("s")).Bucket([]byte("s")).Bucket([]byte("p"))
 	}
 	t.Run("flipped bit", func(t *testing.T) {
 		s := damaged(t, func(tx *bolt.Tx) error {
@@ -117,7 +123,7 @@ func TestCorruptMeta(t *testing.T) {
 			return b.Put(txKey(5), v)
 		})
 		_, _, err := s.GetMeta(t.Context(), key, 5)
-		wantCorrupt(t, err, "meta of s/p txid 5: checksum mismatch")
+		wantCorrupt(t, err, "meta of s/s/p txid 5: checksum mismatch")
 		_, _, err = s.PrevMeta(t.Context(), key, 6)
 		wantCorrupt(t, err, "checksum mismatch")
 	})

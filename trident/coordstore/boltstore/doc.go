@@ -6,9 +6,12 @@
 // one process opens it at a time; within that process the Store is safe
 // for concurrent use.
 //
-// Layout: bucket "coordinator" maps stream names to records; bucket "meta"
-// holds a bucket per stream with a bucket per partition, whose keys are
-// txids as 8 big-endian bytes. Every value is framed as a format byte, a
+// Layout: bucket "owners" maps owner (topology) names to their newest
+// generation; bucket "coordinator" maps owner names to records; bucket
+// "meta" holds a bucket per owner, holding a bucket per stream with a
+// bucket per partition, whose keys are txids as 8 big-endian bytes. A
+// write checks the owner's generation in the same transaction, so a
+// superseded generation can never write. Every value is framed as a format byte, a
 // CRC-32C of the payload and the payload, so that damaged data is reported
 // as coordstore.ErrCorrupt instead of being misread.
 package boltstore

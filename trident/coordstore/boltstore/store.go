@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 var (
 	coordBucket = []byte("coordinator")
 	metaBucket  = []byte("meta")
+	ownerBucket = []byte("owners")
 )
 
 // Options configures Open. The zero value is valid.
@@ -70,7 +72,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{path: path, db: db}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{coordBucket, metaBucket} {
+		for _, name := range [][]byte{coordBucket, metaBucket, ownerBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return s.corrupt(fmt.Sprintf("bucket %q", name), err)
 			}
@@ -112,7 +114,8 @@ func (s *Store) wrap(op string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, coordstore.ErrConflict), errors.Is(err, coordstore.ErrCorrupt),
-		errors.Is(err, coordstore.ErrInvalid), errors.Is(err, coordstore.ErrClosed):
+		errors.Is(err, coordstore.ErrInvalid), errors.Is(err, coordstore.ErrClosed),
+		errors.Is(err, coordstore.ErrFenced):
 		return err
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return coordstore.ErrClosed
@@ -148,6 +151,70 @@ func (s *Store) run(ctx context.Context, op string, write bool, fn func(*bolt.Tx
 		err = s.db.View(fn)
 	}
 	return s.wrap(op, err)
+}
+
+// Acquire implements coordstore.Store.
+func (s *Store) Acquire(ctx context.Context, owner string) (coordstore.Generation, error) {
+	if err := coordstore.ValidateStream(owner); err != nil {
+		return 0, err
+	}
+	var gen coordstore.Generation
+	err := s.update(ctx, "acquire", func(tx *bolt.Tx) error {
+		cur, err := s.generation(tx, owner)
+		if err != nil {
+			return err
+		}
+		gen = cur + 1
+		return tx.Bucket(ownerBucket).Put([]byte(owner), frame(binary.BigEndian.AppendUint64(nil, uint64(gen))))
+	})
+	return gen, err
+}
+
+// Generation implements coordstore.Store.
+func (s *Store) Generation(ctx context.Context, owner string) (coordstore.Generation, error) {
+	if err := coordstore.ValidateStream(owner); err != nil {
+		return 0, err
+	}
+	var gen coordstore.Generation
+	err := s.view(ctx, "generation", func(tx *bolt.Tx) error {
+		var err error
+		gen, err = s.generation(tx, owner)
+		return err
+	})
+	return gen, err
+}
+
+// generation reads owner's newest generation in tx.
+func (s *Store) generation(tx *bolt.Tx, owner string) (coordstore.Generation, error) {
+	b := tx.Bucket(ownerBucket)
+	if b == nil {
+		return 0, s.corrupt("layout", errors.New("bucket \"owners\" missing"))
+	}
+	raw := b.Get([]byte(owner))
+	if raw == nil {
+		return 0, nil
+	}
+	payload, err := unframe(raw)
+	if err == nil && len(payload) != 8 {
+		err = fmt.Errorf("generation of %d bytes", len(payload))
+	}
+	if err != nil {
+		return 0, s.corrupt(fmt.Sprintf("generation of %q", owner), err)
+	}
+	return coordstore.Generation(binary.BigEndian.Uint64(payload)), nil
+}
+
+// fenced returns the error of a write by f in tx if f is not the newest
+// generation of its owner.
+func (s *Store) fenced(tx *bolt.Tx, where string, f coordstore.Fence) error {
+	cur, err := s.generation(tx, f.Owner)
+	if err != nil {
+		return err
+	}
+	if cur != f.Generation {
+		return coordstore.Fenced(where, f, cur)
+	}
+	return nil
 }
 
 // LoadCoordinator implements coordstore.Store.
@@ -190,12 +257,16 @@ func (s *Store) record(tx *bolt.Tx, stream string) (coordstore.Version, coordsto
 }
 
 // SwapCoordinator implements coordstore.Store.
-func (s *Store) SwapCoordinator(ctx context.Context, stream string, old coordstore.Version, rec coordstore.Record) (coordstore.Version, error) {
-	if err := coordstore.ValidateStream(stream); err != nil {
+func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coordstore.Version, rec coordstore.Record) (coordstore.Version, error) {
+	if err := coordstore.ValidateFence(f); err != nil {
 		return 0, err
 	}
+	stream := f.Owner
 	var v coordstore.Version
 	err := s.update(ctx, "swap coordinator", func(tx *bolt.Tx) error {
+		if err := s.fenced(tx, "coordinator of "+stream, f); err != nil {
+			return err
+		}
 		cur, _, err := s.record(tx, stream)
 		if err != nil {
 			return err
@@ -219,13 +290,21 @@ func (s *Store) partition(tx *bolt.Tx, k coordstore.Key, create bool) (*bolt.Buc
 		return nil, s.corrupt("layout", errors.New("bucket \"meta\" missing"))
 	}
 	if !create {
-		sb := root.Bucket([]byte(k.Stream))
+		ob := root.Bucket([]byte(k.Owner))
+		if ob == nil {
+			return nil, nil
+		}
+		sb := ob.Bucket([]byte(k.Stream))
 		if sb == nil {
 			return nil, nil
 		}
 		return sb.Bucket([]byte(k.Partition)), nil
 	}
-	sb, err := root.CreateBucketIfNotExists([]byte(k.Stream))
+	ob, err := root.CreateBucketIfNotExists([]byte(k.Owner))
+	if err != nil {
+		return nil, s.corrupt(fmt.Sprintf("meta bucket of owner %q", k.Owner), err)
+	}
+	sb, err := ob.CreateBucketIfNotExists([]byte(k.Stream))
 	if err != nil {
 		return nil, s.corrupt(fmt.Sprintf("meta bucket of stream %q", k.Stream), err)
 	}
@@ -310,7 +389,7 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 }
 
 // PutMeta implements coordstore.Store.
-func (s *Store) PutMeta(ctx context.Context, k coordstore.Key, txid state.TxID, value []byte) error {
+func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -318,6 +397,9 @@ func (s *Store) PutMeta(ctx context.Context, k coordstore.Key, txid state.TxID, 
 		return err
 	}
 	return s.update(ctx, "put meta", func(tx *bolt.Tx) error {
+		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
+			return err
+		}
 		b, err := s.partition(tx, k, true)
 		if err != nil {
 			return err
@@ -327,11 +409,14 @@ func (s *Store) PutMeta(ctx context.Context, k coordstore.Key, txid state.TxID, 
 }
 
 // RemoveMeta implements coordstore.Store.
-func (s *Store) RemoveMeta(ctx context.Context, k coordstore.Key, txid state.TxID) error {
+func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
 	return s.update(ctx, "remove meta", func(tx *bolt.Tx) error {
+		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
+			return err
+		}
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {
 			return err
@@ -341,11 +426,14 @@ func (s *Store) RemoveMeta(ctx context.Context, k coordstore.Key, txid state.TxI
 }
 
 // CleanupMetaBefore implements coordstore.Store.
-func (s *Store) CleanupMetaBefore(ctx context.Context, k coordstore.Key, txid state.TxID) error {
+func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
 	return s.update(ctx, "cleanup meta", func(tx *bolt.Tx) error {
+		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
+			return err
+		}
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {
 			return err

@@ -18,6 +18,7 @@ func testConcurrentSwap(t *testing.T, s coordstore.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	conflicts := make(chan int, workers)
+	f := fence(t, s, "race")
 	for range workers {
 		wg.Go(func() {
 			lost := 0
@@ -29,7 +30,7 @@ func testConcurrentSwap(t *testing.T, s coordstore.Store) {
 				}
 				r.Committed++
 				r.Attempts = map[state.TxID]uint32{r.Committed + 1: uint32(done)}
-				switch _, err := s.SwapCoordinator(ctx(t), "race", v, r); {
+				switch _, err := s.SwapCoordinator(ctx(t), f, v, r); {
 				case err == nil:
 					done++
 				case errors.Is(err, coordstore.ErrConflict):
@@ -58,25 +59,26 @@ func testConcurrentSwap(t *testing.T, s coordstore.Store) {
 // private keys at once; each writer's private key must end up exact.
 func testConcurrentMeta(t *testing.T, s coordstore.Store) {
 	const workers, n = 6, 40
-	shared := coordstore.Key{Stream: "s", Partition: "shared"}
+	shared := coordstore.Key{Owner: "o", Stream: "s", Partition: "shared"}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3*workers)
+	gen := g(t, s, "o")
 	for w := range workers {
-		own := coordstore.Key{Stream: "s", Partition: fmt.Sprint("p", w)}
+		own := coordstore.Key{Owner: "o", Stream: "s", Partition: fmt.Sprint("p", w)}
 		wg.Go(func() {
 			for i := 1; i <= n; i++ {
 				tx := state.TxID(i)
 				v := []byte(fmt.Sprint(w, ":", i))
-				if err := s.PutMeta(ctx(t), own, tx, v); err != nil {
+				if err := s.PutMeta(ctx(t), gen, own, tx, v); err != nil {
 					errs <- err
 					return
 				}
-				if err := s.PutMeta(ctx(t), shared, tx, v); err != nil {
+				if err := s.PutMeta(ctx(t), gen, shared, tx, v); err != nil {
 					errs <- err
 					return
 				}
 				if i%10 == 0 {
-					if err := s.CleanupMetaBefore(ctx(t), own, tx-5); err != nil {
+					if err := s.CleanupMetaBefore(ctx(t), gen, own, tx-5); err != nil {
 						errs <- err
 						return
 					}
@@ -102,7 +104,7 @@ func testConcurrentMeta(t *testing.T, s coordstore.Store) {
 		t.Fatal(err)
 	}
 	for w := range workers {
-		own := coordstore.Key{Stream: "s", Partition: fmt.Sprint("p", w)}
+		own := coordstore.Key{Owner: "o", Stream: "s", Partition: fmt.Sprint("p", w)}
 		var want []state.TxID
 		for i := n - 5; i <= n; i++ {
 			want = append(want, state.TxID(i))

@@ -45,7 +45,7 @@ func wantRecord(t *testing.T, s coordstore.Store, stream string, want coordstore
 
 func swap(t *testing.T, s coordstore.Store, stream string, old coordstore.Version, r coordstore.Record) coordstore.Version {
 	t.Helper()
-	v, err := s.SwapCoordinator(ctx(t), stream, old, r)
+	v, err := s.SwapCoordinator(ctx(t), fence(t, s, stream), old, r)
 	if err != nil {
 		t.Fatalf("SwapCoordinator(%q, v%d): %v", stream, old, err)
 	}
@@ -57,7 +57,7 @@ func swap(t *testing.T, s coordstore.Store, stream string, old coordstore.Versio
 
 func wantConflict(t *testing.T, s coordstore.Store, stream string, old coordstore.Version, r coordstore.Record) {
 	t.Helper()
-	_, err := s.SwapCoordinator(ctx(t), stream, old, r)
+	_, err := s.SwapCoordinator(ctx(t), fence(t, s, stream), old, r)
 	if !errors.Is(err, coordstore.ErrConflict) {
 		t.Fatalf("SwapCoordinator(%q, v%d) = %v, want ErrConflict", stream, old, err)
 	}

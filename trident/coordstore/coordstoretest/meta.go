@@ -9,11 +9,11 @@ import (
 	"github.com/squallstream/squall/trident/coordstore"
 )
 
-var key = coordstore.Key{Stream: "s", Partition: "topic@0"}
+var key = coordstore.Key{Owner: "o", Stream: "s", Partition: "topic@0"}
 
 func put(t *testing.T, s coordstore.Store, k coordstore.Key, txid state.TxID, v string) {
 	t.Helper()
-	if err := s.PutMeta(ctx(t), k, txid, []byte(v)); err != nil {
+	if err := s.PutMeta(ctx(t), g(t, s, k.Owner), k, txid, []byte(v)); err != nil {
 		t.Fatalf("PutMeta(%s, %d): %v", k, txid, err)
 	}
 }
@@ -80,7 +80,7 @@ func testMetaGetPut(t *testing.T, s coordstore.Store) {
 	put(t, s, key, 1, "override")
 	wantMeta(t, s, key, 1, str("override"))
 	big := bytes.Repeat([]byte("x"), 64<<10)
-	must(t, s.PutMeta(ctx(t), key, 2, big))
+	must(t, s.PutMeta(ctx(t), g(t, s, "o"), key, 2, big))
 	got, ok, err := s.GetMeta(ctx(t), key, 2)
 	if err != nil || !ok || !bytes.Equal(got, big) {
 		t.Fatalf("GetMeta of a 64KiB value: %d bytes %v %v", len(got), ok, err)
@@ -93,8 +93,8 @@ func testMetaGetPut(t *testing.T, s coordstore.Store) {
 
 func testMetaEmptyValues(t *testing.T, s coordstore.Store) {
 	// An entry with an empty value exists, unlike a missing one.
-	must(t, s.PutMeta(ctx(t), key, 1, nil))
-	must(t, s.PutMeta(ctx(t), key, 2, []byte{}))
+	must(t, s.PutMeta(ctx(t), g(t, s, "o"), key, 1, nil))
+	must(t, s.PutMeta(ctx(t), g(t, s, "o"), key, 2, []byte{}))
 	wantMeta(t, s, key, 1, str(""))
 	wantMeta(t, s, key, 2, str(""))
 	wantPrev(t, s, key, 2, 1, "")
@@ -116,7 +116,7 @@ func testMetaPrev(t *testing.T, s coordstore.Store) {
 		wantPrev(t, s, key, c.at, c.want, v)
 	}
 	// Last, in Rotating terms.
-	r := coordstore.Rotating{Store: s, Key: key}
+	r := coordstore.Rotating{Store: s, Key: key, Gen: g(t, s, "o")}
 	e, ok, err := r.Last(ctx(t))
 	if err != nil || !ok || e.TxID != 9 {
 		t.Fatalf("Last = %d %v %v, want 9", e.TxID, ok, err)
@@ -124,50 +124,52 @@ func testMetaPrev(t *testing.T, s coordstore.Store) {
 }
 
 func testMetaRemove(t *testing.T, s coordstore.Store) {
-	must(t, s.RemoveMeta(ctx(t), key, 4)) // absent: not an error
+	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 4)) // absent: not an error
 	for tx := state.TxID(1); tx <= 5; tx++ {
 		put(t, s, key, tx, "v")
 	}
-	must(t, s.RemoveMeta(ctx(t), key, 3))
-	must(t, s.RemoveMeta(ctx(t), key, 3))
+	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 3))
+	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 3))
 	wantMeta(t, s, key, 3, nil)
 	wantPrev(t, s, key, 4, 2, "v")
-	must(t, s.RemoveMeta(ctx(t), key, 5))
+	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 5))
 	wantEntries(t, s, key, 1, 2, 4)
 	put(t, s, key, 3, "again")
 	wantEntries(t, s, key, 1, 2, 3, 4)
 }
 
 func testMetaCleanup(t *testing.T, s coordstore.Store) {
-	must(t, s.CleanupMetaBefore(ctx(t), key, 10)) // empty: not an error
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 10)) // empty: not an error
 	for _, tx := range []state.TxID{1, 2, 4, 7, 8} {
 		put(t, s, key, tx, "v")
 	}
-	must(t, s.CleanupMetaBefore(ctx(t), key, 1))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 1))
 	wantEntries(t, s, key, 1, 2, 4, 7, 8)
-	must(t, s.CleanupMetaBefore(ctx(t), key, 4)) // keeps 4 itself
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 4)) // keeps 4 itself
 	wantEntries(t, s, key, 4, 7, 8)
-	must(t, s.CleanupMetaBefore(ctx(t), key, 6))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 6))
 	wantEntries(t, s, key, 7, 8)
-	must(t, s.CleanupMetaBefore(ctx(t), key, 6))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 6))
 	wantEntries(t, s, key, 7, 8)
-	must(t, s.CleanupMetaBefore(ctx(t), key, coordstore.MaxTxID))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, coordstore.MaxTxID))
 	wantEntries(t, s, key)
 	put(t, s, key, 3, "after cleanup")
 	wantEntries(t, s, key, 3)
 }
 
 func testMetaKeys(t *testing.T, s coordstore.Store) {
-	// Keys differing in either part, or splitting one string differently
-	// between stream and partition, are independent, and independent of
+	// Keys differing in any part, or splitting one string differently
+	// between owner, stream and partition, are independent, and independent of
 	// the coordinator record.
 	keys := []coordstore.Key{
-		{Stream: "a", Partition: "b/c"},
-		{Stream: "a/b", Partition: "c"},
-		{Stream: "a", Partition: "b"},
-		{Stream: "b", Partition: "a"},
-		{Stream: "a", Partition: "bc"},
-		{Stream: "ab", Partition: "c"},
+		{Owner: "o", Stream: "a", Partition: "b/c"},
+		{Owner: "o", Stream: "a/b", Partition: "c"},
+		{Owner: "o", Stream: "a", Partition: "b"},
+		{Owner: "o", Stream: "b", Partition: "a"},
+		{Owner: "o", Stream: "a", Partition: "bc"},
+		{Owner: "o", Stream: "ab", Partition: "c"},
+		{Owner: "o/a", Stream: "b", Partition: "c"},
+		{Owner: "x", Stream: "a", Partition: "b"},
 	}
 	for i, k := range keys {
 		put(t, s, k, state.TxID(i+1), k.String())
@@ -177,7 +179,7 @@ func testMetaKeys(t *testing.T, s coordstore.Store) {
 		wantEntries(t, s, k, state.TxID(i+1))
 		wantMeta(t, s, k, state.TxID(i+1), str(k.String()))
 	}
-	must(t, s.CleanupMetaBefore(ctx(t), keys[0], coordstore.MaxTxID))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), keys[0], coordstore.MaxTxID))
 	wantEntries(t, s, keys[0])
 	wantEntries(t, s, keys[2], 3)
 	wantRecord(t, s, "a", rec(1, 1), v)
@@ -185,7 +187,7 @@ func testMetaKeys(t *testing.T, s coordstore.Store) {
 
 func testMetaCopies(t *testing.T, s coordstore.Store) {
 	v := []byte("abc")
-	must(t, s.PutMeta(ctx(t), key, 1, v))
+	must(t, s.PutMeta(ctx(t), g(t, s, "o"), key, 1, v))
 	v[0] = 'X'
 	got, _, err := s.GetMeta(ctx(t), key, 1)
 	must(t, err)

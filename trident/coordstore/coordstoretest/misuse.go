@@ -14,14 +14,17 @@ import (
 // calls exercises every method once, for the tests that expect them all to
 // fail the same way.
 func calls(s coordstore.Store, c context.Context, stream string, k coordstore.Key, txid state.TxID) map[string]error {
+	const gen = 1
 	out := map[string]error{}
+	_, out["Acquire"] = s.Acquire(c, stream)
+	_, out["Generation"] = s.Generation(c, stream)
 	_, _, out["LoadCoordinator"] = s.LoadCoordinator(c, stream)
-	_, out["SwapCoordinator"] = s.SwapCoordinator(c, stream, 0, coordstore.Record{Committed: 1})
+	_, out["SwapCoordinator"] = s.SwapCoordinator(c, coordstore.Fence{Owner: stream, Generation: gen}, 0, coordstore.Record{Committed: 1})
 	_, _, out["GetMeta"] = s.GetMeta(c, k, txid)
 	_, _, out["PrevMeta"] = s.PrevMeta(c, k, txid)
-	out["PutMeta"] = s.PutMeta(c, k, txid, []byte("v"))
-	out["RemoveMeta"] = s.RemoveMeta(c, k, txid)
-	out["CleanupMetaBefore"] = s.CleanupMetaBefore(c, k, txid)
+	out["PutMeta"] = s.PutMeta(c, gen, k, txid, []byte("v"))
+	out["RemoveMeta"] = s.RemoveMeta(c, gen, k, txid)
+	out["CleanupMetaBefore"] = s.CleanupMetaBefore(c, gen, k, txid)
 	return out
 }
 
@@ -32,13 +35,14 @@ func testInvalid(t *testing.T, s coordstore.Store) {
 		stream string
 		key    coordstore.Key
 	}{
-		{"empty stream", "", coordstore.Key{Partition: "p"}},
-		{"empty partition", "s", coordstore.Key{Stream: "s"}},
-		{"long stream", long, coordstore.Key{Stream: long, Partition: "p"}},
-		{"long partition", "s", coordstore.Key{Stream: "s", Partition: long}},
+		{"empty stream", "", coordstore.Key{Owner: "o", Partition: "p"}},
+		{"empty owner", "s", coordstore.Key{Stream: "s", Partition: "p"}},
+		{"empty partition", "s", coordstore.Key{Owner: "o", Stream: "s"}},
+		{"long stream", long, coordstore.Key{Owner: "o", Stream: long, Partition: "p"}},
+		{"long partition", "s", coordstore.Key{Owner: "o", Stream: "s", Partition: long}},
 	} {
 		for m, err := range calls(s, ctx(t), c.stream, c.key, 1) {
-			if c.stream == "s" && strings.HasSuffix(m, "Coordinator") {
+			if c.stream == "s" && (strings.HasSuffix(m, "Coordinator") || m == "Acquire" || m == "Generation") {
 				continue // the stream name is valid
 			}
 			if !errors.Is(err, coordstore.ErrInvalid) || failure.IsRetryable(err) {
@@ -47,7 +51,7 @@ func testInvalid(t *testing.T, s coordstore.Store) {
 		}
 	}
 	for _, txid := range []state.TxID{0, coordstore.MaxTxID} {
-		if err := s.PutMeta(ctx(t), key, txid, nil); !errors.Is(err, coordstore.ErrInvalid) {
+		if err := s.PutMeta(ctx(t), g(t, s, "o"), key, txid, nil); !errors.Is(err, coordstore.ErrInvalid) {
 			t.Errorf("PutMeta(txid %d) = %v, want ErrInvalid", txid, err)
 		}
 	}

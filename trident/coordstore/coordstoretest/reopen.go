@@ -15,8 +15,8 @@ func testReopen(t *testing.T, o Opener) {
 	v = swap(t, s, "s", v, rec(2, 3))
 	put(t, s, key, 1, "one")
 	put(t, s, key, 3, "three")
-	must(t, s.PutMeta(ctx(t), key, 4, nil))
-	other := coordstore.Key{Stream: "t", Partition: "p"}
+	must(t, s.PutMeta(ctx(t), g(t, s, "o"), key, 4, nil))
+	other := coordstore.Key{Owner: "o", Stream: "t", Partition: "p"}
 	put(t, s, other, 9, "nine")
 	must(t, s.Close())
 
@@ -46,8 +46,8 @@ func testReopenCleanup(t *testing.T, o Opener) {
 	for tx := state.TxID(1); tx <= 6; tx++ {
 		put(t, s, key, tx, "v")
 	}
-	must(t, s.CleanupMetaBefore(ctx(t), key, 3))
-	must(t, s.RemoveMeta(ctx(t), key, 5))
+	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 3))
+	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 5))
 	must(t, s.Close())
 
 	s = open(t, o)

@@ -13,7 +13,7 @@ import (
 // is initialized, a txid below a later entry gets an empty entry, and
 // entries are kept until cleaned up.
 func testRotating(t *testing.T, s coordstore.Store) {
-	r := coordstore.Rotating{Store: s, Key: key}
+	r := coordstore.Rotating{Store: s, Key: key, Gen: g(t, s, "o")}
 	init := "10"
 	var prevs []string
 	initializer := func(prev []byte) ([]byte, error) {

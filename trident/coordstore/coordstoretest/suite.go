@@ -62,6 +62,9 @@ func Run(t *testing.T, f Factory) {
 		{"Canceled", testCanceled},
 		{"ConcurrentSwap", testConcurrentSwap},
 		{"ConcurrentMeta", testConcurrentMeta},
+		{"FenceAcquire", testFenceAcquire},
+		{"FenceWrites", testFenceWrites},
+		{"FenceConcurrent", testFenceConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +77,7 @@ func Run(t *testing.T, f Factory) {
 	if f.Durable {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, f.New(t)) })
 		t.Run("ReopenCleanup", func(t *testing.T) { testReopenCleanup(t, f.New(t)) })
+		t.Run("ReopenFence", func(t *testing.T) { testReopenFence(t, f.New(t)) })
 	}
 }
 
@@ -94,4 +98,24 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// g returns owner's newest generation, acquiring the first one if there is
+// none: the tests that are not about fencing write as the current owner.
+func g(t *testing.T, s coordstore.Store, owner string) coordstore.Generation {
+	t.Helper()
+	gen, err := s.Generation(ctx(t), owner)
+	if err == nil && gen == 0 {
+		gen, err = s.Acquire(ctx(t), owner)
+	}
+	if err != nil {
+		t.Fatalf("generation of %q: %v", owner, err)
+	}
+	return gen
+}
+
+// fence returns the fence of owner's current generation (see g).
+func fence(t *testing.T, s coordstore.Store, owner string) coordstore.Fence {
+	t.Helper()
+	return coordstore.Fence{Owner: owner, Generation: g(t, s, owner)}
 }

@@ -30,7 +30,7 @@ var injected = failure.Retryable(ErrInjected)
 // Op describes one call through the wrapper.
 type Op struct {
 	Method string // the Store method, such as "PutMeta"
-	Write  bool   // SwapCoordinator, PutMeta, RemoveMeta, CleanupMetaBefore
+	Write  bool   // Acquire, SwapCoordinator, PutMeta, RemoveMeta, CleanupMetaBefore
 	Seq    int    // 1 for the first call through the wrapper, and so on
 	Writes int    // for a write: 1 for the first write, and so on
 }
@@ -129,6 +129,30 @@ func call(s *Store, method string, write bool, fn func() error) error {
 	return f.Err
 }
 
+// Acquire implements coordstore.Store.
+func (s *Store) Acquire(ctx context.Context, owner string) (g coordstore.Generation, err error) {
+	err = call(s, "Acquire", true, func() error {
+		g, err = s.inner.Acquire(ctx, owner)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return g, nil
+}
+
+// Generation implements coordstore.Store.
+func (s *Store) Generation(ctx context.Context, owner string) (g coordstore.Generation, err error) {
+	err = call(s, "Generation", false, func() error {
+		g, err = s.inner.Generation(ctx, owner)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return g, nil
+}
+
 // LoadCoordinator implements coordstore.Store.
 func (s *Store) LoadCoordinator(ctx context.Context, stream string) (r coordstore.Record, v coordstore.Version, err error) {
 	err = call(s, "LoadCoordinator", false, func() error {
@@ -142,9 +166,9 @@ func (s *Store) LoadCoordinator(ctx context.Context, stream string) (r coordstor
 }
 
 // SwapCoordinator implements coordstore.Store.
-func (s *Store) SwapCoordinator(ctx context.Context, stream string, old coordstore.Version, rec coordstore.Record) (v coordstore.Version, err error) {
+func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coordstore.Version, rec coordstore.Record) (v coordstore.Version, err error) {
 	err = call(s, "SwapCoordinator", true, func() error {
-		v, err = s.inner.SwapCoordinator(ctx, stream, old, rec)
+		v, err = s.inner.SwapCoordinator(ctx, f, old, rec)
 		return err
 	})
 	if err != nil {
@@ -178,18 +202,18 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 }
 
 // PutMeta implements coordstore.Store.
-func (s *Store) PutMeta(ctx context.Context, k coordstore.Key, txid state.TxID, value []byte) error {
-	return call(s, "PutMeta", true, func() error { return s.inner.PutMeta(ctx, k, txid, value) })
+func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+	return call(s, "PutMeta", true, func() error { return s.inner.PutMeta(ctx, gen, k, txid, value) })
 }
 
 // RemoveMeta implements coordstore.Store.
-func (s *Store) RemoveMeta(ctx context.Context, k coordstore.Key, txid state.TxID) error {
-	return call(s, "RemoveMeta", true, func() error { return s.inner.RemoveMeta(ctx, k, txid) })
+func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+	return call(s, "RemoveMeta", true, func() error { return s.inner.RemoveMeta(ctx, gen, k, txid) })
 }
 
 // CleanupMetaBefore implements coordstore.Store.
-func (s *Store) CleanupMetaBefore(ctx context.Context, k coordstore.Key, txid state.TxID) error {
-	return call(s, "CleanupMetaBefore", true, func() error { return s.inner.CleanupMetaBefore(ctx, k, txid) })
+func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+	return call(s, "CleanupMetaBefore", true, func() error { return s.inner.CleanupMetaBefore(ctx, gen, k, txid) })
 }
 
 // Close closes the wrapped store; it is never faulted.

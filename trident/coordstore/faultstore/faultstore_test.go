@@ -21,7 +21,7 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-var key = coordstore.Key{Stream: "s", Partition: "p"}
+var key = coordstore.Key{Owner: "s", Stream: "s", Partition: "p"}
 
 func injected(t *testing.T, err error) {
 	t.Helper()
@@ -31,12 +31,12 @@ func injected(t *testing.T, err error) {
 }
 
 func TestFailNth(t *testing.T) {
-	inner := coordstore.NewMemory()
+	inner := owned(t)
 	s := faultstore.Wrap(inner, faultstore.FailNth(2))
-	if err := s.PutMeta(t.Context(), key, 1, []byte("a")); err != nil {
+	if err := s.PutMeta(t.Context(), 1, key, 1, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	injected(t, s.PutMeta(t.Context(), key, 2, []byte("b")))
+	injected(t, s.PutMeta(t.Context(), 1, key, 2, []byte("b")))
 	if _, ok, _ := inner.GetMeta(t.Context(), key, 2); ok {
 		t.Fatal("a call failed before the store must not reach it")
 	}
@@ -49,15 +49,15 @@ func TestFailNth(t *testing.T) {
 }
 
 func TestFailAfterWrite(t *testing.T) {
-	inner := coordstore.NewMemory()
+	inner := owned(t)
 	s := faultstore.Wrap(inner, faultstore.FailAfterWrite(2))
-	if _, err := s.SwapCoordinator(t.Context(), "s", 0, coordstore.Record{Committed: 1}); err != nil {
+	if _, err := s.SwapCoordinator(t.Context(), coordstore.Fence{Owner: "s", Generation: 1}, 0, coordstore.Record{Committed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.LoadCoordinator(t.Context(), "s"); err != nil { // a read: not counted as a write
 		t.Fatal(err)
 	}
-	_, err := s.SwapCoordinator(t.Context(), "s", 1, coordstore.Record{Committed: 2})
+	_, err := s.SwapCoordinator(t.Context(), coordstore.Fence{Owner: "s", Generation: 1}, 1, coordstore.Record{Committed: 2})
 	injected(t, err)
 	// The write happened: the caller learns it by reloading.
 	r, v, err := s.LoadCoordinator(t.Context(), "s")
@@ -68,10 +68,10 @@ func TestFailAfterWrite(t *testing.T) {
 
 func TestRandomIsReproducible(t *testing.T) {
 	run := func() []bool {
-		s := faultstore.Wrap(coordstore.NewMemory(), faultstore.Random(42, 0.3))
+		s := faultstore.Wrap(owned(t), faultstore.Random(42, 0.3))
 		var out []bool
 		for i := range 200 {
-			err := s.PutMeta(t.Context(), key, state.TxID(i+1), nil)
+			err := s.PutMeta(t.Context(), 1, key, state.TxID(i+1), nil)
 			out = append(out, err != nil)
 		}
 		return out
@@ -89,4 +89,15 @@ func TestRandomIsReproducible(t *testing.T) {
 	if failed < 30 || failed > 90 {
 		t.Fatalf("%d of 200 calls failed with p=0.3", failed)
 	}
+}
+
+// owned returns a memory store in which generation 1 of owner "s" is
+// current.
+func owned(t *testing.T) *coordstore.Memory {
+	t.Helper()
+	m := coordstore.NewMemory()
+	if _, err := m.Acquire(t.Context(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
