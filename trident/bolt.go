@@ -81,6 +81,13 @@ func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topolog
 }
 
 func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *topology.OutputCollector) error {
+	if b.status.Err() != nil {
+		b.out = out
+		return nil // halted for good: Execute fails every tuple
+	}
+	// State is opened and written for this submission's generation, so
+	// that a newer owner's state rejects (or outranks) these writes.
+	ctx = state.WithFence(ctx, b.status.owner)
 	b.ctx, b.out, b.task = ctx, out, info.Task
 	b.batches = map[state.TxID]*batch{}
 	b.finished = map[state.TxID]uint32{}
@@ -121,7 +128,7 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 	}
 	if b.g.isSource() {
 		src := b.g.entry.source
-		x, err := src.executor(b.store, src.id, info.Index, info.NumTasks)
+		x, err := src.executor(b.store, b.status.owner, src.id, info.Index, info.NumTasks)
 		if err != nil {
 			return fmt.Errorf("stream %q: %w", src.id, err)
 		}
@@ -131,6 +138,10 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 }
 
 func (b *groupBolt) Execute(t *topology.Tuple) {
+	if b.status.Err() != nil {
+		b.out.Fail(t) // halted for good: no batch completes, no state is written
+		return
+	}
 	switch t.SourceStream() {
 	case streamBatch:
 		b.emitBatch(t)
@@ -176,6 +187,11 @@ func (b *groupBolt) reportFailure(a Attempt, err error) {
 // restart.
 func (b *groupBolt) fatalUnlessRetryable(err error) {
 	if b.ctx.Err() != nil && errors.Is(err, b.ctx.Err()) {
+		return
+	}
+	if errors.Is(err, ErrSuperseded) {
+		// Another process owns the topology: halt for good, no restart.
+		b.status.halt(superseded(b.status.owner, err))
 		return
 	}
 	if !failure.IsRetryable(err) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -37,7 +38,7 @@ func splitBolt(t *testing.T) (*groupBolt, *fakeOutput, string) {
 	s.Shuffle().Each(Fields{"sentence"}, split, "word")
 	g := tt.plan()[1]
 	out := &fakeOutput{}
-	b := &groupBolt{g: g, status: &status{}, ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
+	b := &groupBolt{g: g, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
 		expectedReports: 1, batches: map[state.TxID]*batch{}, finished: map[state.TxID]uint32{}, inputs: map[string]input{g.inputs[0].stream(): g.inputs[0]},
 		persist: map[*node]persistTask{}, static: map[*node]any{}}
 	return b, out, g.inputs[0].stream()

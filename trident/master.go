@@ -31,14 +31,42 @@ type masterMsg struct {
 
 // status is shared by the master, the bolts and Running.
 type status struct {
+	owner     coordstore.Fence // this submission's generation of the topology
 	committed atomic.Uint64
 	halted    atomic.Pointer[error]
+	haltOnce  sync.Once
+	stopped   chan struct{} // closed by halt
 	rejected  atomic.Uint64
 
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed
 
 	latency latencies
+}
+
+func newStatus(owner coordstore.Fence) *status {
+	return &status{owner: owner, stopped: make(chan struct{})}
+}
+
+// halt stops the topology for good with err: the master starts no batch
+// and no committer writes state after it. Only the first error is kept;
+// halt reports whether err was it.
+func (s *status) halt(err error) bool {
+	first := false
+	s.haltOnce.Do(func() {
+		s.halted.Store(&err)
+		close(s.stopped)
+		first = true
+	})
+	return first
+}
+
+// Err returns the error that halted the topology, or nil.
+func (s *status) Err() error {
+	if p := s.halted.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // recordFailure remembers why a batch failed, for the coordinator's
@@ -96,6 +124,9 @@ type master struct {
 // Deactivate stops new batches; batches in flight still commit, so a
 // deactivated topology drains (Running.Stop waits for that).
 func (m *master) Deactivate() {
+	if m.coord == nil {
+		return // halted before Open
+	}
 	m.inactive = true
 	m.ready = false
 	m.coord.SetSpoutReady(false)
@@ -110,6 +141,9 @@ func (m *master) Activate() {
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
 	m.started = map[Attempt]time.Time{}
+	if m.status.halted.Load() != nil {
+		return nil // halted for good: NextTuple does nothing
+	}
 	rec, version, err := m.store.LoadCoordinator(ctx, m.t.name)
 	if err != nil {
 		return fmt.Errorf("loading the coordinator of %q: %w", m.t.name, err)
@@ -127,7 +161,7 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	m.coord = c
 	m.status.committed.Store(uint64(rec.Committed))
 	for _, n := range m.t.sources {
-		sc, err := n.source.coordinator(m.store, n.source.id)
+		sc, err := n.source.coordinator(m.store, m.status.owner, n.source.id)
 		if err != nil {
 			return fmt.Errorf("stream %q: %w", n.source.id, err)
 		}
@@ -198,7 +232,7 @@ func (m *master) persist(st coord.State) bool {
 	for _, a := range st.Attempts {
 		rec.Attempts[a.TxID] = a.N
 	}
-	v, err := m.store.SwapCoordinator(m.ctx, m.t.name, m.version, rec)
+	v, err := m.store.SwapCoordinator(m.ctx, m.status.owner, m.version, rec)
 	if err != nil {
 		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
 		return false
@@ -283,14 +317,19 @@ var errBatchFailed = errors.New("trident: batch failed")
 
 // check halts the topology when the coordinator has halted.
 func (m *master) check(err error) {
-	if err != nil && m.status.halted.Load() == nil {
-		m.status.halted.Store(&err)
+	if err != nil && m.status.halt(err) {
 		m.out.ReportError(err)
 	}
 }
 
-// retryOrCrash reports a retryable error and panics on a fatal one.
+// retryOrCrash reports a retryable error and panics on a fatal one. A
+// write rejected because another process took the topology over halts it
+// for good instead: a restart would only be rejected again.
 func (m *master) retryOrCrash(err error) {
+	if errors.Is(err, ErrSuperseded) {
+		m.check(superseded(m.status.owner, err))
+		return
+	}
 	if !failure.IsRetryable(err) {
 		panic(fmt.Errorf("trident: master coordinator: %w", err))
 	}

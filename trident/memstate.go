@@ -72,17 +72,23 @@ func NonTransactionalMemory[V any](name string) StateFactory[V] {
 }
 
 // MemoryBacking returns a BackingFactory of in-memory maps, one per
-// partition, kept for the life of the factory (across worker restarts).
+// partition, kept for the life of the factory (across worker restarts,
+// and shared by every topology submitted with it). The maps are fenced:
+// opening one for a newer owner generation rejects every later write of
+// the older ones (see docs/coordinator.md).
 func MemoryBacking(name string) BackingFactory {
 	var mu sync.Mutex
 	maps := map[int]*state.Memory{}
-	return func(_ context.Context, partition, _ int) (state.BackingMap[[]byte], error) {
+	return func(ctx context.Context, partition, _ int) (state.BackingMap[[]byte], error) {
 		mu.Lock()
 		defer mu.Unlock()
 		m := maps[partition]
 		if m == nil {
 			m = state.NewMemory(fmt.Sprintf("%s/%d", name, partition))
 			maps[partition] = m
+		}
+		if err := m.Admit(ctx); err != nil {
+			return nil, err
 		}
 		return m, nil
 	}

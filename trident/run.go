@@ -78,14 +78,18 @@ type Running struct {
 // Committed returns the last committed txid.
 func (r *Running) Committed() state.TxID { return state.TxID(r.status.committed.Load()) }
 
-// Err returns the error that halted the topology (the attempt limit was
-// reached), or nil.
-func (r *Running) Err() error {
-	if p := r.status.halted.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+// Err returns the error that halted the topology, or nil: the attempt
+// limit was reached (ErrAttemptLimit), or another process took the
+// topology over (ErrSuperseded).
+func (r *Running) Err() error { return r.status.Err() }
+
+// Halted is closed when the topology halts for good (see Err).
+func (r *Running) Halted() <-chan struct{} { return r.status.stopped }
+
+// Generation returns the owner generation this submission acquired from
+// the coordination store: a later submission of the same topology over
+// the same store gets a greater one and supersedes this one.
+func (r *Running) Generation() coordstore.Generation { return r.status.owner.Generation }
 
 // WaitCommitted waits until txid is committed, the topology halts, or ctx
 // is done.
@@ -142,7 +146,11 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 	if cfg.BatchEmitInterval == 0 {
 		cfg.BatchEmitInterval = 50 * time.Millisecond
 	}
-	st := &status{}
+	owner, err := acquire(cfg.Store, t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := newStatus(owner)
 	groups := t.plan()
 	b := topology.NewBuilder()
 	ms := b.Spout(masterComponent, func() topology.Spout {

@@ -11,8 +11,8 @@ type Source struct {
 	id          string
 	fields      Fields
 	parallelism int
-	coordinator func(store coordstore.Store, stream string) (*spout.Coordinator, error)
-	executor    func(store coordstore.Store, stream string, task, numTasks int) (spout.Executor, error)
+	coordinator func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Coordinator, error)
+	executor    func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error)
 }
 
 // Parallelism sets the number of spout tasks (default 1). Partitioned
@@ -24,10 +24,10 @@ func (s Source) Parallelism(n int) Source { s.parallelism = n; return s }
 // tuples when a txid is replayed.
 func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 	return Source{fields: fields, parallelism: 1,
-		coordinator: func(coordstore.Store, string) (*spout.Coordinator, error) {
+		coordinator: func(coordstore.Store, coordstore.Fence, string) (*spout.Coordinator, error) {
 			return spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.NonTransactional})
 		},
-		executor: func(_ coordstore.Store, _ string, _, _ int) (spout.Executor, error) {
+		executor: func(coordstore.Store, coordstore.Fence, string, int, int) (spout.Executor, error) {
 			return spout.NewBatchExecutor(spout.BatchConfig{Spout: newSpout()})
 		},
 	}
@@ -57,11 +57,11 @@ func OpaqueSource[M any](fields Fields, partitions spout.Lister, newEmitter func
 func partitioned[M any](fields Fields, kind spout.Kind, partitions spout.Lister,
 	newExecutor func(spout.ExecutorConfig[M]) (spout.Executor, error)) Source {
 	return Source{fields: fields, parallelism: 1,
-		coordinator: func(store coordstore.Store, stream string) (*spout.Coordinator, error) {
-			return spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: store, Stream: stream, Partitions: partitions})
+		coordinator: func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Coordinator, error) {
+			return spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: store, Stream: stream, Fence: owner, Partitions: partitions})
 		},
-		executor: func(store coordstore.Store, stream string, task, numTasks int) (spout.Executor, error) {
-			return newExecutor(spout.ExecutorConfig[M]{Store: store, Stream: stream, Task: task, NumTasks: numTasks})
+		executor: func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error) {
+			return newExecutor(spout.ExecutorConfig[M]{Store: store, Stream: stream, Fence: owner, Task: task, NumTasks: numTasks})
 		},
 	}
 }

@@ -26,6 +26,7 @@ type Map struct {
 	name   string
 	ownsDB bool
 	closed atomic.Bool
+	fence  state.Fencer // bbolt locks the file, so only this process writes it
 }
 
 var (
@@ -120,7 +121,14 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 	return out, nil
 }
 
-// MultiPut writes the keys in one read-write transaction: all or none.
+// Admit records the fence ctx carries (see state.WithFence): from then on,
+// writes of older generations of its owner are rejected. The Trident
+// runtime's state factories call it when they open state for an owner.
+func (m *Map) Admit(ctx context.Context) error { return m.fence.Admit(ctx, m.name) }
+
+// MultiPut writes the keys in one read-write transaction: all or none. A
+// write whose context carries the fence of a superseded owner (see
+// state.WithFence) fails with a *state.FencedError and writes nothing.
 func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) error {
 	if len(keys) != len(vals) {
 		return state.ErrLength
@@ -138,6 +146,11 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 		b := tx.Bucket(m.bucket)
 		if b == nil {
 			return bberrors.ErrBucketNotFound
+		}
+		// In the write transaction: no write of an older generation can
+		// commit after one of a newer generation was admitted.
+		if err := m.fence.Admit(ctx, m.name); err != nil {
+			return err
 		}
 		for i, k := range keys {
 			if i%ctxCheckEvery == ctxCheckEvery-1 {
@@ -170,7 +183,7 @@ func (m *Map) classify(op string, err error) error {
 		return failure.Retryable(wrapped)
 	case errors.Is(err, bberrors.ErrDatabaseNotOpen), errors.Is(err, bberrors.ErrTxClosed):
 		return fmt.Errorf("bolt: %s: %s: %w (%w)", m.name, op, state.ErrClosed, err)
-	case isMisuse(err):
+	case isMisuse(err), errors.Is(err, state.ErrFenced):
 		return wrapped
 	default:
 		// Failures to write or sync the file: the disk may recover (space

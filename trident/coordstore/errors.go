@@ -33,7 +33,7 @@ func Fenced(where string, f Fence, current Generation) error {
 
 // ConflictError is a failed SwapCoordinator.
 type ConflictError struct {
-	Stream string // the owner
+	Stream string  // the owner
 	Want   Version // the version the caller expected
 	Have   Version // the stored version (0: no record)
 }

@@ -47,6 +47,12 @@ type CoordinatorConfig struct {
 	// with the executors. Required for the partitioned kinds.
 	Stream string
 
+	// Fence names the owner (the topology) whose metadata this is and the
+	// generation that writes it: a write of a superseded generation fails
+	// with an error matching coordstore.ErrFenced. Required for the
+	// partitioned kinds.
+	Fence coordstore.Fence
+
 	// Partitions lists the source's partitions. Required for the
 	// partitioned kinds, unused for NonTransactional.
 	Partitions Lister
@@ -68,6 +74,9 @@ func (c CoordinatorConfig) Validate() error {
 	if err := coordstore.ValidateStream(c.Stream); err != nil {
 		return fmt.Errorf("%w: Stream: %w", ErrInvalidConfig, err)
 	}
+	if err := coordstore.ValidateFence(c.Fence); err != nil {
+		return fmt.Errorf("%w: Fence: %w", ErrInvalidConfig, err)
+	}
 	if c.Partitions == nil {
 		return fmt.Errorf("%w: nil Partitions for a %s spout", ErrInvalidConfig, c.Kind)
 	}
@@ -83,6 +92,9 @@ type ExecutorConfig[M any] struct {
 	// Stream is the stream's state id, the one its Coordinator uses.
 	// Required.
 	Stream string
+
+	// Fence is the owner and generation, the Coordinator's. Required.
+	Fence coordstore.Fence
 
 	// Task is this executor's index among the spout's tasks, from 0 to
 	// NumTasks-1.
@@ -113,6 +125,9 @@ func (c ExecutorConfig[M]) Validate() error {
 	}
 	if err := coordstore.ValidateStream(c.Stream); err != nil {
 		return fmt.Errorf("%w: Stream: %w", ErrInvalidConfig, err)
+	}
+	if err := coordstore.ValidateFence(c.Fence); err != nil {
+		return fmt.Errorf("%w: Fence: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

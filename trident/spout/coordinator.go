@@ -50,7 +50,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	}
 	return &Coordinator{
 		cfg:     cfg,
-		key:     coordstore.Key{Stream: cfg.Stream, Partition: coordPartition},
+		key:     coordstore.Key{Owner: cfg.Fence.Owner, Stream: cfg.Stream, Partition: coordPartition},
 		pending: map[state.TxID]pendingSet{},
 	}, nil
 }
@@ -135,7 +135,7 @@ func (c *Coordinator) put(ctx context.Context, txid state.TxID, ps []Partition) 
 	if err != nil {
 		return c.errorf(txid, "%w", err)
 	}
-	if err := c.cfg.Store.PutMeta(ctx, c.key, txid, v); err != nil {
+	if err := c.cfg.Store.PutMeta(ctx, c.cfg.Fence.Generation, c.key, txid, v); err != nil {
 		return c.errorf(txid, "store partitions: %w", err)
 	}
 	return nil
@@ -187,7 +187,7 @@ func (c *Coordinator) Success(ctx context.Context, txid state.TxID) error {
 			delete(c.pending, t)
 		}
 	}
-	if err := c.cfg.Store.CleanupMetaBefore(ctx, c.key, txid); err != nil {
+	if err := c.cfg.Store.CleanupMetaBefore(ctx, c.cfg.Fence.Generation, c.key, txid); err != nil {
 		return c.errorf(txid, "clean up partitions: %w", err)
 	}
 	return nil

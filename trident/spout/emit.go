@@ -23,7 +23,7 @@ func newPartitioned[M any](cfg ExecutorConfig[M]) (partitioned[M], error) {
 		return partitioned[M]{}, err
 	}
 	return partitioned[M]{
-		meta:    metaStore[M]{store: cfg.Store, stream: cfg.Stream, codec: cfg.codec()},
+		meta:    metaStore[M]{store: cfg.Store, stream: cfg.Stream, fence: cfg.Fence, codec: cfg.codec()},
 		emitter: cfg.Emitter,
 		tr:      newTracker[M](cfg.Task, cfg.numTasks()),
 	}, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
@@ -16,7 +15,7 @@ func TestNewBatchWithoutMetadata(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
 		fill(src, "p", 3)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		wantRecs(t, "first batch", r.batch(at(1, 0)), recs("p", 0, 3))
 		calls := src.Calls()
 		if calls[0].Op != "refresh" || calls[1].Op != "emit" || calls[1].Prev != nil {
@@ -31,7 +30,7 @@ func TestNewBatchFromPreviousMetadata(t *testing.T) {
 		src := spouttest.NewSource("p")
 		src.SetMaxBatch(2)
 		fill(src, "p", 5)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		wantRecs(t, "batch 1", r.batch(at(1, 0)), recs("p", 0, 2))
 		wantRecs(t, "batch 2", r.batch(at(2, 0)), recs("p", 2, 4))
 		calls := src.Calls()
@@ -47,7 +46,7 @@ func TestEmptyBatchesKeepPosition(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
 		fill(src, "p", 2)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		wantRecs(t, "batch 1", r.batch(at(1, 0)), recs("p", 0, 2))
 		for txid := 2; txid <= 11; txid++ {
 			if got := r.batch(at(tx(txid), 0)); len(got) != 0 {
@@ -65,7 +64,7 @@ func TestEmptyBatchesKeepPosition(t *testing.T) {
 func TestTransactionalReplayIsExact(t *testing.T) {
 	src := spouttest.NewSource("p")
 	fill(src, "p", 2)
-	r := newRig(t, spout.Transactional, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Transactional, ownedStore(), src, 1)
 	first := r.emit(at(1, 0))
 	wantRecs(t, "attempt 0", first, recs("p", 0, 2))
 	fill(src, "p", 5)
@@ -82,7 +81,7 @@ func TestOpaqueReplayMayDiffer(t *testing.T) {
 	src := spouttest.NewSource("p")
 	src.SetMaxBatch(2)
 	fill(src, "p", 3)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	wantRecs(t, "batch 1", r.batch(at(1, 0)), recs("p", 0, 2))
 	wantRecs(t, "batch 2", r.emit(at(2, 0)), recs("p", 2, 3))
 	// Batch 2 fails during processing; the source grows meanwhile.
@@ -100,7 +99,7 @@ func TestOpaquePipelined(t *testing.T) {
 	src := spouttest.NewSource("p")
 	src.SetMaxBatch(2)
 	fill(src, "p", 5)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	wantRecs(t, "batch 1", r.emit(at(1, 0)), recs("p", 0, 2))
 	wantRecs(t, "batch 2", r.emit(at(2, 0)), recs("p", 2, 4))
 	wantEntries(t, r.store, "p") // nothing stored before a commit
@@ -118,7 +117,7 @@ func TestOpaqueStoresAtCommit(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
 	fill(src, "a", 2)
 	fill(src, "b", 1)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 2)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 2)
 	r.emit(at(1, 0))
 	for _, p := range []string{"a", "b", "$partitions"} {
 		wantEntries(t, r.store, p)
@@ -134,7 +133,7 @@ func TestOpaqueStoresAtCommit(t *testing.T) {
 func TestTransactionalStoresBeforeEmit(t *testing.T) {
 	src := spouttest.NewSource("p")
 	fill(src, "p", 2)
-	store := coordstore.NewMemory()
+	store := ownedStore()
 	r := newRig(t, spout.Transactional, store, src, 1)
 	ctx := context.Background()
 	b, err := r.coord.Begin(ctx, at(1, 0))
@@ -163,7 +162,7 @@ func TestSuccessCleansUp(t *testing.T) {
 		src := spouttest.NewSource("p")
 		src.SetMaxBatch(1)
 		fill(src, "p", 5)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		for txid := 1; txid <= 3; txid++ {
 			r.emit(at(tx(txid), 0))
 		}

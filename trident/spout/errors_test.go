@@ -15,7 +15,7 @@ import (
 
 func TestExecutorConfigErrors(t *testing.T) {
 	src := spouttest.NewSource("p")
-	ok := spout.ExecutorConfig[offsets]{Store: coordstore.NewMemory(), Stream: stream, Emitter: src.Emitter()}
+	ok := spout.ExecutorConfig[offsets]{Store: ownedStore(), Stream: stream, Fence: testFence, Emitter: src.Emitter()}
 	for name, mod := range map[string]func(*spout.ExecutorConfig[offsets]){
 		"nil store":      func(c *spout.ExecutorConfig[offsets]) { c.Store = nil },
 		"nil emitter":    func(c *spout.ExecutorConfig[offsets]) { c.Emitter = nil },
@@ -47,12 +47,12 @@ func TestCoordinatorConfigErrors(t *testing.T) {
 	src := spouttest.NewSource("p")
 	for name, cfg := range map[string]spout.CoordinatorConfig{
 		"zero":       {},
-		"bad kind":   {Kind: 9, Store: coordstore.NewMemory(), Stream: stream, Partitions: src},
-		"nil store":  {Kind: spout.Opaque, Stream: stream, Partitions: src},
-		"no stream":  {Kind: spout.Transactional, Store: coordstore.NewMemory(), Partitions: src},
-		"no lister":  {Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: stream},
-		"long name":  {Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: strings.Repeat("s", 1025), Partitions: src},
-		"no lister2": {Kind: spout.Transactional, Store: coordstore.NewMemory(), Stream: stream},
+		"bad kind":   {Kind: 9, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: src},
+		"nil store":  {Kind: spout.Opaque, Stream: stream, Fence: testFence, Partitions: src},
+		"no stream":  {Kind: spout.Transactional, Store: ownedStore(), Partitions: src},
+		"no lister":  {Kind: spout.Opaque, Store: ownedStore(), Stream: stream},
+		"long name":  {Kind: spout.Opaque, Store: ownedStore(), Stream: strings.Repeat("s", 1025), Partitions: src},
+		"no lister2": {Kind: spout.Transactional, Store: ownedStore(), Stream: stream},
 	} {
 		if _, err := spout.NewCoordinator(cfg); !errors.Is(err, spout.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
@@ -74,7 +74,7 @@ func TestInvalidPartitions(t *testing.T) {
 			t.Errorf("Validate(%.20q) = %v", p, err)
 		}
 		lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return []spout.Partition{"a", p}, nil })
-		c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: stream, Partitions: lister})
+		c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestInvalidPartitions(t *testing.T) {
 	}
 	// Duplicates and order do not matter.
 	lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return []spout.Partition{"b", "a", "b"}, nil })
-	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: stream, Partitions: lister})
+	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 	if b, err := c.Begin(t.Context(), at(1, 0)); err != nil || len(b.Partitions) != 2 || b.Partitions[0] != "a" {
 		t.Fatalf("Begin = %+v, %v", b, err)
 	}
@@ -94,7 +94,7 @@ func TestInvalidPartitions(t *testing.T) {
 // A Batch that no coordinator made is refused.
 func TestInvalidBatch(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
-	x, err := spout.NewOpaque(spout.ExecutorConfig[offsets]{Store: coordstore.NewMemory(), Stream: stream, Emitter: src.Emitter()})
+	x, err := spout.NewOpaque(spout.ExecutorConfig[offsets]{Store: ownedStore(), Stream: stream, Fence: testFence, Emitter: src.Emitter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestListerErrorKeepsKind(t *testing.T) {
 	boom := errors.New("metadata request timed out")
 	lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return nil, failure.Retryable(boom) })
 	for _, kind := range both {
-		c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: coordstore.NewMemory(), Stream: stream, Partitions: lister})
+		c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 		if _, err := c.Begin(t.Context(), at(1, 0)); !errors.Is(err, boom) || !failure.IsRetryable(err) {
 			t.Errorf("%s: Begin = %v, want the lister's retryable error", kind, err)
 		}
@@ -121,7 +121,7 @@ func TestEmitterErrorKeepsKind(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
 		fill(src, "p", 1)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		boom := errors.New("broker unreachable")
 		fatal := errors.New("bad schema")
 		src.SetFault(func(c spouttest.Call) error {
@@ -149,7 +149,7 @@ func TestEmitterErrorKeepsKind(t *testing.T) {
 func TestRefreshError(t *testing.T) {
 	src := spouttest.NewSource("p")
 	fill(src, "p", 1)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	boom := failure.Retryable(errors.New("cannot open reader"))
 	src.SetFault(func(c spouttest.Call) error {
 		if c.Op == "refresh" {
@@ -172,7 +172,7 @@ func TestRefreshError(t *testing.T) {
 func TestBeginCommitUnknownAttempt(t *testing.T) {
 	src := spouttest.NewSource("p")
 	fill(src, "p", 1)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	ctx := t.Context()
 	check := func(what string, err error) {
 		t.Helper()
@@ -197,7 +197,7 @@ func TestBeginCommitUnknownAttempt(t *testing.T) {
 func TestStaleBatch(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		r.batch(at(1, 0))
 		r.batch(at(2, 0))
 		b := spout.Batch{Attempt: at(2, 1), Partitions: []spout.Partition{"p"}}
@@ -213,12 +213,12 @@ func TestBadMetadata(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
 		fill(src, "p", 2)
-		store := coordstore.NewMemory()
+		store := ownedStore()
 		r := newRig(t, kind, store, src, 1)
 		r.batch(at(1, 0))
-		k := coordstore.Key{Stream: stream, Partition: "p"}
+		k := coordstore.Key{Owner: testFence.Owner, Stream: stream, Partition: "p"}
 		for _, v := range []string{"\x01{not json", "\x07{}", "not enveloped"} {
-			if err := store.PutMeta(t.Context(), k, 1, []byte(v)); err != nil {
+			if err := store.PutMeta(t.Context(), testFence.Generation, k, 1, []byte(v)); err != nil {
 				t.Fatal(err)
 			}
 			_, _, err := r.tryEmit(at(2, 0))
@@ -226,8 +226,8 @@ func TestBadMetadata(t *testing.T) {
 				t.Fatalf("stored %q: %v, want a fatal ErrBadMetadata", v, err)
 			}
 		}
-		ck := coordstore.Key{Stream: stream, Partition: "$partitions"}
-		if err := store.PutMeta(t.Context(), ck, 2, []byte("\x01[\"b\",\"a\"]")); err != nil {
+		ck := coordstore.Key{Owner: testFence.Owner, Stream: stream, Partition: "$partitions"}
+		if err := store.PutMeta(t.Context(), testFence.Generation, ck, 2, []byte("\x01[\"b\",\"a\"]")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.coord.Begin(t.Context(), at(2, 1)); !errors.Is(err, spout.ErrBadMetadata) {
@@ -243,8 +243,8 @@ func (badCodec) Encode(offsets) ([]byte, error) { return nil, errors.New("cannot
 func TestEncodeError(t *testing.T) {
 	src := spouttest.NewSource("p")
 	fill(src, "p", 1)
-	store := coordstore.NewMemory()
-	x, err := spout.NewTransactional(spout.ExecutorConfig[offsets]{Store: store, Stream: stream, Emitter: src.Emitter(), Codec: badCodec{}})
+	store := ownedStore()
+	x, err := spout.NewTransactional(spout.ExecutorConfig[offsets]{Store: store, Stream: stream, Fence: testFence, Emitter: src.Emitter(), Codec: badCodec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestEncodeError(t *testing.T) {
 func TestClose(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		r.batch(at(1, 0))
 		x, c, e := r.execs[0], r.coord, r.emitters[0]
 		if err := x.Close(); err != nil || !e.Closed() {
@@ -296,12 +296,12 @@ func (l readyLister) Ready(_ context.Context, txid state.TxID) bool { return l.r
 
 func TestReady(t *testing.T) {
 	src := spouttest.NewSource("p")
-	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: stream, Partitions: src})
+	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: src})
 	if !c.Ready(t.Context(), 1) {
 		t.Fatal("a Lister without Ready is not ready")
 	}
 	l := readyLister{Source: src, ready: func(txid state.TxID) bool { return txid%2 == 0 }}
-	c, _ = spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: coordstore.NewMemory(), Stream: stream, Partitions: l})
+	c, _ = spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: l})
 	if c.Ready(t.Context(), 1) || !c.Ready(t.Context(), 2) {
 		t.Fatal("Ready does not ask the Lister")
 	}

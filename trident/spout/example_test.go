@@ -15,17 +15,19 @@ import (
 func Example() {
 	ctx := context.Background()
 	store := coordstore.NewMemory()
+	gen, _ := store.Acquire(ctx, "clickstream") // this process owns the topology
+	owner := coordstore.Fence{Owner: "clickstream", Generation: gen}
 	src := spouttest.NewSource("clicks@0", "clicks@1")
 	src.Append("clicks@0", "a", "b")
 	src.Append("clicks@1", "c")
 
 	coord, _ := spout.NewCoordinator(spout.CoordinatorConfig{
-		Kind: spout.Opaque, Store: store, Stream: "clicks", Partitions: src,
+		Kind: spout.Opaque, Store: store, Stream: "clicks", Fence: owner, Partitions: src,
 	})
 	var tasks []spout.Executor
 	for i := range 2 {
 		x, _ := spout.NewOpaque(spout.ExecutorConfig[spouttest.Offsets]{
-			Store: store, Stream: "clicks", Task: i, NumTasks: 2, Emitter: src.Emitter(),
+			Store: store, Stream: "clicks", Fence: owner, Task: i, NumTasks: 2, Emitter: src.Emitter(),
 		})
 		tasks = append(tasks, x)
 	}

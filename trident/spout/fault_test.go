@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/faultstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
@@ -23,7 +22,7 @@ func faultRun(t *testing.T, kind spout.Kind, inj faultstore.Injector) (committed
 	src := spouttest.NewSource("a", "b", "c")
 	src.SetMaxBatch(2)
 	var off atomic.Bool
-	fs := faultstore.Wrap(coordstore.NewMemory(), faultstore.InjectorFunc(func(op faultstore.Op) faultstore.Fault {
+	fs := faultstore.Wrap(ownedStore(), faultstore.InjectorFunc(func(op faultstore.Op) faultstore.Fault {
 		if off.Load() {
 			return faultstore.Fault{}
 		}
@@ -122,7 +121,7 @@ func TestPartialFreeze(t *testing.T) {
 	// Calls: Begin reads the coordinator entry (1), the executors read
 	// the stores' positions (2, 3); BeginCommit writes the coordinator's
 	// set (4), then task 0's a (5) and task 1's b (6).
-	fs := faultstore.Wrap(coordstore.NewMemory(), faultstore.FailNth(6))
+	fs := faultstore.Wrap(ownedStore(), faultstore.FailNth(6))
 	r := newRig(t, spout.Opaque, fs, src, 2)
 	first := r.emit(at(1, 0))
 	if err := r.tryBeginCommit(at(1, 0)); !errors.Is(err, faultstore.ErrInjected) {

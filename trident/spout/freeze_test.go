@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
@@ -19,7 +18,7 @@ func TestFrozenReplayAfterFailedCommit(t *testing.T) {
 	src := spouttest.NewSource("p")
 	src.SetMaxBatch(2)
 	fill(src, "p", 3)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	r.batch(at(1, 0))
 	first := r.emit(at(2, 0))
 	wantRecs(t, "batch 2", first, recs("p", 2, 3))
@@ -51,7 +50,7 @@ func TestFrozenReplayAfterCrash(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
 	fill(src, "a", 2)
 	fill(src, "b", 1)
-	store := coordstore.NewMemory()
+	store := ownedStore()
 	r := newRig(t, spout.Opaque, store, src, 2)
 	first := r.emit(at(1, 0))
 	r.beginCommit(at(1, 0))
@@ -69,7 +68,7 @@ func TestFrozenPartitionSet(t *testing.T) {
 	src := spouttest.NewSource("a", "c")
 	fill(src, "a", 1)
 	fill(src, "c", 1)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 2)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 2)
 	first := r.emit(at(1, 0))
 	r.beginCommit(at(1, 0))
 	src.AddPartition("b") // would move c from task 1 to task 0
@@ -90,7 +89,7 @@ func TestFrozenPartitionSet(t *testing.T) {
 func TestOpaqueReplayListsPartitions(t *testing.T) {
 	src := spouttest.NewSource("a")
 	fill(src, "a", 1)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	wantRecs(t, "batch 1", r.emit(at(1, 0)), recs("a", 0, 1))
 	src.AddPartition("b")
 	fill(src, "b", 1)
@@ -103,7 +102,7 @@ func TestOpaqueReplayListsPartitions(t *testing.T) {
 func TestTransactionalReplayKeepsPartitions(t *testing.T) {
 	src := spouttest.NewSource("a")
 	fill(src, "a", 1)
-	r := newRig(t, spout.Transactional, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Transactional, ownedStore(), src, 1)
 	first := r.emit(at(1, 0))
 	src.AddPartition("b")
 	fill(src, "b", 1)
@@ -119,7 +118,7 @@ func TestFrozenSkippedPartition(t *testing.T) {
 	src.SetMaxBatch(1)
 	fill(src, "a", 4)
 	fill(src, "c", 4)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 2)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 2)
 	r.emit(at(1, 0))
 	src.AddPartition("b")
 	first := r.emit(at(2, 0)) // c moved to task 0 and sits out
@@ -139,7 +138,7 @@ func TestReplayUnavailable(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind spout.Kind) {
 		src := spouttest.NewSource("p")
 		fill(src, "p", 4)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 1)
+		r := newRig(t, kind, ownedStore(), src, 1)
 		r.emit(at(1, 0))
 		r.beginCommit(at(1, 0))
 		src.Truncate("p", 2) // retention
@@ -163,7 +162,7 @@ func TestOpaqueNewBatchAfterRetention(t *testing.T) {
 	src := spouttest.NewSource("p")
 	src.SetMaxBatch(1)
 	fill(src, "p", 4)
-	r := newRig(t, spout.Opaque, coordstore.NewMemory(), src, 1)
+	r := newRig(t, spout.Opaque, ownedStore(), src, 1)
 	r.batch(at(1, 0))
 	src.Truncate("p", 3)
 	wantRecs(t, "batch 2", r.batch(at(2, 0)), recs("p", 3, 4))

@@ -14,11 +14,12 @@ import (
 type metaStore[M any] struct {
 	store  coordstore.Store
 	stream string
+	fence  coordstore.Fence
 	codec  Codec[M]
 }
 
 func (s *metaStore[M]) key(p Partition) coordstore.Key {
-	return coordstore.Key{Stream: s.stream, Partition: string(p)}
+	return coordstore.Key{Owner: s.fence.Owner, Stream: s.stream, Partition: string(p)}
 }
 
 func (s *metaStore[M]) fail(p Partition, txid state.TxID, op string, err error) error {
@@ -75,7 +76,7 @@ func (s *metaStore[M]) put(ctx context.Context, p Partition, txid state.TxID, m 
 			return s.fail(p, txid, "store", err)
 		}
 	}
-	if err := s.store.PutMeta(ctx, s.key(p), txid, v); err != nil {
+	if err := s.store.PutMeta(ctx, s.fence.Generation, s.key(p), txid, v); err != nil {
 		return s.fail(p, txid, "store", err)
 	}
 	return nil
@@ -83,7 +84,7 @@ func (s *metaStore[M]) put(ctx context.Context, p Partition, txid state.TxID, m 
 
 // cleanup deletes p's entries before txid.
 func (s *metaStore[M]) cleanup(ctx context.Context, p Partition, txid state.TxID) error {
-	if err := s.store.CleanupMetaBefore(ctx, s.key(p), txid); err != nil {
+	if err := s.store.CleanupMetaBefore(ctx, s.fence.Generation, s.key(p), txid); err != nil {
 		return s.fail(p, txid, "clean up", err)
 	}
 	return nil

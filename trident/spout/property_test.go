@@ -75,7 +75,7 @@ func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
 		m.addPartition()
 	}
 	m.src.SetMaxBatch(rapid.IntRange(0, 3).Draw(t, "maxBatch"))
-	var store coordstore.Store = coordstore.NewMemory()
+	var store coordstore.Store = ownedStore()
 	if faults {
 		inj := faultstore.Random(rapid.Uint64().Draw(t, "seed"), 0.1)
 		store = faultstore.Wrap(store, faultstore.InjectorFunc(func(op faultstore.Op) faultstore.Fault {

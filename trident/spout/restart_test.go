@@ -3,7 +3,6 @@ package spout_test
 import (
 	"testing"
 
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
@@ -14,7 +13,7 @@ func TestOpaqueRestartResumes(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
 	fill(src, "a", 2)
 	fill(src, "b", 2)
-	store := coordstore.NewMemory()
+	store := ownedStore()
 	r := newRig(t, spout.Opaque, store, src, 2)
 	r.batch(at(1, 0))
 	fill(src, "a", 1)
@@ -37,7 +36,7 @@ func TestTransactionalRestartReplays(t *testing.T) {
 	for _, p := range []spout.Partition{"a", "b", "c"} {
 		fill(src, p, 3)
 	}
-	store := coordstore.NewMemory()
+	store := ownedStore()
 	r := newRig(t, spout.Transactional, store, src, 2)
 	r.batch(at(1, 0))
 	two := r.emit(at(2, 0))

@@ -51,14 +51,14 @@ func newRig(t tb, kind spout.Kind, store coordstore.Store, src *spouttest.Source
 // start builds the coordinator and executors over the rig's store.
 func (r *rig) start(tasks int) {
 	r.t.Helper()
-	c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: r.kind, Store: r.store, Stream: stream, Partitions: r.src})
+	c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: r.kind, Store: r.store, Stream: stream, Fence: testFence, Partitions: r.src})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.coord, r.execs, r.emitters = c, nil, nil
 	for i := range tasks {
 		e := r.src.Emitter()
-		cfg := spout.ExecutorConfig[offsets]{Store: r.store, Stream: stream, Task: i, NumTasks: tasks, Emitter: e}
+		cfg := spout.ExecutorConfig[offsets]{Store: r.store, Stream: stream, Fence: testFence, Task: i, NumTasks: tasks, Emitter: e}
 		var x spout.Executor
 		if r.kind == spout.Opaque {
 			x, err = spout.NewOpaque(cfg)
@@ -181,7 +181,7 @@ func (r *rig) batch(a spout.Attempt) []rec {
 func entries(t tb, s coordstore.Store, p string) []string {
 	t.Helper()
 	var out []string
-	k := coordstore.Key{Stream: stream, Partition: p}
+	k := coordstore.Key{Owner: testFence.Owner, Stream: stream, Partition: p}
 	for txid := coordstore.MaxTxID; ; {
 		e, ok, err := s.PrevMeta(context.Background(), k, txid)
 		if err != nil {

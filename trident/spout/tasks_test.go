@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
@@ -38,7 +37,7 @@ func TestTasksSplitPartitions(t *testing.T) {
 		for _, p := range []spout.Partition{"p0", "p1", "p2", "p3", "p4"} {
 			fill(src, p, 2)
 		}
-		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		r := newRig(t, kind, ownedStore(), src, 2)
 		got := r.batch(at(1, 0))
 		want := cat(recs("p0", 0, 2), recs("p2", 0, 2), recs("p4", 0, 2), recs("p1", 0, 2), recs("p3", 0, 2))
 		wantRecs(t, "batch 1 (task 0, then task 1)", got, want)
@@ -59,7 +58,7 @@ func TestPartitionAddedLater(t *testing.T) {
 		src := spouttest.NewSource("a", "d")
 		fill(src, "a", 1)
 		fill(src, "d", 1)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		r := newRig(t, kind, ownedStore(), src, 2)
 		wantRecs(t, "batch 1", r.batch(at(1, 0)), cat(recs("a", 0, 1), recs("d", 0, 1)))
 		src.AddPartition("b")
 		fill(src, "b", 2)
@@ -87,7 +86,7 @@ func TestPartitionMovesWhileInFlight(t *testing.T) {
 		src.SetMaxBatch(1)
 		fill(src, "a", 5)
 		fill(src, "c", 5)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		r := newRig(t, kind, ownedStore(), src, 2)
 		// Batch 1: a -> task 0, c -> task 1.
 		wantRecs(t, "batch 1", r.emit(at(1, 0)), cat(recs("a", 0, 1), recs("c", 0, 1)))
 		// b appears: a b c, so c moves to task 0 while batch 1 is in
@@ -120,7 +119,7 @@ func TestPartitionMovesFromLaggingTask(t *testing.T) {
 		src.SetMaxBatch(2)
 		fill(src, "a", 4)
 		fill(src, "c", 4)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		r := newRig(t, kind, ownedStore(), src, 2)
 		ctx := t.Context()
 		b1, err := r.coord.Begin(ctx, at(1, 0))
 		if err != nil {
@@ -159,7 +158,7 @@ func TestMovedPartitionWaitsForCommit(t *testing.T) {
 		src.SetMaxBatch(1)
 		fill(src, "a", 5)
 		fill(src, "c", 5)
-		r := newRig(t, kind, coordstore.NewMemory(), src, 2)
+		r := newRig(t, kind, ownedStore(), src, 2)
 		wantRecs(t, "batch 1", r.emit(at(1, 0)), cat(recs("a", 0, 1), recs("c", 0, 1)))
 		src.AddPartition("b") // c moves to task 0
 		wantRecs(t, "batch 2", r.emit(at(2, 0)), recs("a", 1, 2))

@@ -40,7 +40,13 @@ func TestShellOverFaultyStore(t *testing.T) {
 	ctx := context.Background()
 	cfg := coord.Config{MaxBatchesInFlight: 3, BatchTimeout: 20}
 	for seed := range uint64(20) {
-		store := faultstore.Wrap(coordstore.NewMemory(), faultstore.Random(seed, 0.15))
+		mem := coordstore.NewMemory()
+		gen, err := mem.Acquire(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := coordstore.Fence{Owner: "s", Generation: gen}
+		store := faultstore.Wrap(mem, faultstore.Random(seed, 0.15))
 		rng := rand.New(rand.NewPCG(seed, 1))
 		ever := map[coord.Attempt]bool{}
 		var (
@@ -87,7 +93,7 @@ func TestShellOverFaultyStore(t *testing.T) {
 			for _, a := range c.Ready() {
 				switch a.Kind {
 				case coord.Persist:
-					nv, err := store.SwapCoordinator(ctx, "s", v, toRecord(a.State))
+					nv, err := store.SwapCoordinator(ctx, owner, v, toRecord(a.State))
 					if err != nil {
 						crashed = true
 						break actions
