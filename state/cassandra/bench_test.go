@@ -21,7 +21,7 @@ import (
 // finds all its keys. Reported: keys/s (key updates per second) and
 // batch-p99-ms, for several in-flight limits.
 func BenchmarkCassandraOpaqueUpdate(b *testing.B) {
-	ctx := context.Background()
+	ctx := state.WithFence(context.Background(), state.Fence{Owner: "bench", Generation: 1}) // as the runtime opens and writes state
 	table, err := cassandratest.Session(b).EnsureTable(ctx, cassandra.TableSpec{
 		Name: cassandratest.Table(b), Layout: cassandra.Opaque,
 		Keys: []cassandra.Column{{Name: "k", Type: "text"}}, Values: cassandra.Typed[int64]("bigint"),

@@ -33,9 +33,9 @@ func (h *heldPuts) deliver(t *testing.T) {
 	}
 }
 
-// TestFencingStaleWriterLoses runs two writers over one opaque table. The
-// old worker applies batch 2 but its writes are delayed; it is presumed
-// dead, a new worker opens the table, replays batch 2 and commits batch
+// TestFencingStaleWriterLoses runs two writers over one opaque table, two
+// workers of one owner generation. The old worker applies batch 2 but its
+// writes are delayed; it is presumed dead, a new worker opens the table, replays batch 2 and commits batch
 // 3; then the old worker's writes of batch 2 arrive. They must not win:
 // the counts are those of the new worker's commits. (Without fencing the
 // late writes would replace batch 3's values with batch 2's, and the next
@@ -48,8 +48,8 @@ func TestFencingStaleWriterLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func() *cassandra.Map {
-		m, err := table.Open(ctx)
+	open := func() *cassandra.Map { // a worker of the owner's one generation
+		m, err := table.Open(ownedBy(ctx, 1))
 		if err != nil {
 			t.Fatal(err)
 		}

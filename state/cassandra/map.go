@@ -21,6 +21,7 @@ import (
 type Map struct {
 	t     *Table
 	fence *fence
+	owner state.Fence // the fence the map was opened with; zero: unfenced
 }
 
 var (
@@ -40,6 +41,10 @@ func (m *Map) Table() *Table { return m.t }
 
 // Epoch returns the map's fencing epoch.
 func (m *Map) Epoch() int64 { return m.fence.epoch }
+
+// Fence returns the fence the map was opened with, and whether it was
+// opened with one.
+func (m *Map) Fence() (state.Fence, bool) { return m.owner, m.owner.Generation > 0 }
 
 // MultiGet implements state.BackingMap.
 func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]byte], error) {
@@ -83,7 +88,9 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 }
 
 // MultiPut implements state.BackingMap. All its statements carry the same
-// write timestamp, the next of the map's fence.
+// write timestamp, the next of the map's fence. A ctx whose fence is of an
+// older generation of the map's owner than the map's own is refused with
+// a *state.FencedError.
 func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) error {
 	if len(keys) != len(vals) {
 		return state.ErrLength
@@ -93,6 +100,9 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 	}
 	if err := m.check(ctx, "put", keys); err != nil {
 		return err
+	}
+	if f, ok := state.FenceOf(ctx); ok && f.Owner == m.owner.Owner && f.Generation < m.owner.Generation {
+		return &state.FencedError{Where: "cassandra: put to " + m.t.name, Fence: f, Current: m.owner.Generation}
 	}
 	ts, err := m.fence.next()
 	if err != nil {

@@ -72,7 +72,8 @@ func (s *Session) ddl(ctx context.Context, what, stmt string) error {
 }
 
 // EnsureTable creates the table of spec if it does not exist (and the
-// keyspace's fencing table), then checks its columns like OpenTable.
+// keyspace's fencing table, or adds the gen column to a fencing table an
+// earlier version created), then checks its columns like OpenTable.
 func (s *Session) EnsureTable(ctx context.Context, spec TableSpec) (*Table, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -105,12 +106,8 @@ func (s *Session) OpenTable(ctx context.Context, spec TableSpec) (*Table, error)
 	if err := checkColumns(spec, have); err != nil {
 		return nil, fmt.Errorf("%w: table %s does not match its spec (%v layout): %v", ErrSchema, name, spec.Layout, err)
 	}
-	fences, err := s.columns(ctx, fenceTable)
-	if err != nil {
+	if err := s.checkFences(ctx); err != nil {
 		return nil, err
-	}
-	if len(fences) == 0 {
-		return nil, fmt.Errorf("%w: fencing table %s.%s does not exist (EnsureTable creates it)", ErrSchema, s.cfg.Keyspace, fenceTable)
 	}
 	return newTable(s, spec), nil
 }

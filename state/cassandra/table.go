@@ -37,22 +37,37 @@ func (t *Table) Spec() TableSpec { return t.spec }
 // Open returns a new backing map over the table with a fencing epoch of
 // its own (see docs/cassandra.md): its writes win over those of every map
 // opened before it, whenever they arrive.
+//
+// If ctx carries a fence (state.WithFence), the epoch follows its
+// generation: Open fails with a *state.FencedError (fatal: the process
+// was superseded and must stop) if a newer generation has opened a map of
+// this table, and every map it returns outranks every map of an older
+// generation. Without a fence (tools, tests) the map is unfenced: it takes
+// a new epoch whatever the generations, and it outranks every map opened
+// before it, owners' included.
 func (t *Table) Open(ctx context.Context) (*Map, error) {
 	if t.s.isClosed() {
 		return nil, fmt.Errorf("cassandra: open %s: %w", t.name, state.ErrClosed)
 	}
-	epoch, err := t.s.nextEpoch(ctx, t.name)
+	var fp *state.Fence
+	f, fenced := state.FenceOf(ctx)
+	if fenced {
+		fp = &f
+	}
+	epoch, err := t.s.nextEpoch(ctx, t.name, fp)
 	if err != nil {
 		return nil, err
 	}
-	t.s.log.Debug("cassandra: opened a backing map", "table", t.name, "epoch", epoch)
-	return &Map{t: t, fence: &fence{epoch: epoch}}, nil
+	t.s.log.Debug("cassandra: opened a backing map", "table", t.name, "epoch", epoch, "fence", f)
+	return &Map{t: t, fence: &fence{epoch: epoch}, owner: f}, nil
 }
 
 // Backing opens a map for one partition of a persistent aggregation. Its
 // signature is trident.BackingFactory's, so a table plugs into a topology
 // as trident.Opaque[int64]("counts", table.Backing). Every call, also a
-// worker's restart, takes a new fencing epoch.
+// worker's restart, takes a new fencing epoch; with the owner's fence in
+// ctx, as the Trident runtime passes it, a superseded owner's call fails
+// (see Open).
 func (t *Table) Backing(ctx context.Context, partition, numPartitions int) (state.BackingMap[[]byte], error) {
 	m, err := t.Open(ctx)
 	if err != nil {
