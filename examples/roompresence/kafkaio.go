@@ -21,10 +21,19 @@ type kafkaIO struct {
 	transport *kafkago.Transport
 }
 
-func newKafkaIO(brokers []string) *kafkaIO {
-	tr := &kafkago.Transport{MetadataTTL: time.Second, DialTimeout: 5 * time.Second}
+// newKafkaIO connects to brokers with the spout's SASL and TLS settings.
+func newKafkaIO(brokers []string, sec kafkaSec) (*kafkaIO, error) {
+	mech, err := sec.sasl.Build()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := sec.tls.Build()
+	if err != nil {
+		return nil, err
+	}
+	tr := &kafkago.Transport{MetadataTTL: time.Second, DialTimeout: 5 * time.Second, SASL: mech, TLS: tc}
 	return &kafkaIO{brokers: brokers, transport: tr,
-		client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: tr, Timeout: 15 * time.Second}}
+		client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: tr, Timeout: 15 * time.Second}}, nil
 }
 
 func (k *kafkaIO) Close() { k.transport.CloseIdleConnections() }
