@@ -41,6 +41,11 @@ func (k *kafkaIO) Close() { k.transport.CloseIdleConnections() }
 // ensureTopics creates the topics that do not exist yet, each with the
 // given partitions, and waits until every partition has a leader.
 func (k *kafkaIO) ensureTopics(ctx context.Context, partitions int, topics ...string) error {
+	// A metadata request first: its error names a SASL or TLS failure,
+	// where CreateTopics would only say that no broker is available.
+	if _, err := k.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics}); err != nil {
+		return fmt.Errorf("connecting to %v: %w", k.brokers, err)
+	}
 	var create []kafkago.TopicConfig
 	for _, t := range topics {
 		create = append(create, kafkago.TopicConfig{Topic: t, NumPartitions: partitions, ReplicationFactor: 1})
