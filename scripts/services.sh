@@ -710,7 +710,7 @@ cmd_env() {
 			# older services directory may not).
 			if [[ -s $DIR/kafka/sasl-port && -f $DIR/kafka/tls/ca.pem ]]; then
 				echo "SQUALL_KAFKA_SASL_BROKERS=127.0.0.1:$(<"$DIR/kafka/sasl-port")"
-				echo "SQUALL_KAFKA_CA_FILE=$DIR/kafka/tls/ca.pem"
+				printf 'SQUALL_KAFKA_CA_FILE=%q\n' "$DIR/kafka/tls/ca.pem"
 				echo "SQUALL_KAFKA_SASL_TEST_USER=$KAFKA_SASL_USER"
 				echo "SQUALL_KAFKA_SASL_TEST_PASSWORD=$KAFKA_SASL_PASSWORD"
 			fi
