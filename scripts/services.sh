@@ -6,13 +6,22 @@
 #   scripts/services.sh down     stop both (by recorded pid) and wait for them to exit
 #   scripts/services.sh status   say what runs; exit 0 only if both run
 #   scripts/services.sh env      print SQUALL_KAFKA_BROKERS=... and SQUALL_CASSANDRA_HOSTS=...
+#                                (and the SASL_SSL listener's variables)
+#   up, down, status and env take an optional service name (kafka or
+#   cassandra) to act on that one only.
+#   scripts/services.sh pin-jars [kafka|cassandra]
+#                                resolve the jars and write their sha256 sums
+#                                to scripts/jvm/NAME/jars.sha256
 #   scripts/services.sh stop|start|restart kafka|cassandra
 #                                stop one service, or start it again on the same
 #                                ports with the same data (fault-injection tests)
 #
 # Jars come from Maven Central through `mvn dependency:copy-dependencies` on
 # scripts/jvm/{kafka,cassandra}/pom.xml, into Maven's local repository and a
-# copy under the services directory; later runs reuse both. Every start by
+# copy under the services directory; later runs reuse both. Every jar copied
+# must match the sha256 sum pinned in scripts/jvm/NAME/jars.sha256 (regenerate
+# that list with `scripts/services.sh pin-jars NAME` after changing a pom.xml);
+# `up` fails on a mismatch or a jar missing from the list. Every start by
 # `up` begins with empty data directories; `start` and `restart` keep the data
 # (topics, offsets, keyspaces, rows), the ports and the jars of the last `up`.
 # See docs/testing.md.
@@ -22,6 +31,7 @@
 #   SQUALL_JAVA                    a Java 17 `java` binary (default: found automatically)
 #   SQUALL_KAFKA_PORT              Kafka client port            (default 19092)
 #   SQUALL_KAFKA_CONTROLLER_PORT   Kafka KRaft controller port  (default 19093)
+#   SQUALL_KAFKA_SASL_PORT         Kafka SASL_SSL client port   (default 19094)
 #   SQUALL_CASSANDRA_PORT          Cassandra CQL port           (default 19042)
 #   SQUALL_CASSANDRA_STORAGE_PORT  Cassandra internode port     (default 17000)
 #   SQUALL_KAFKA_HEAP              Kafka maximum heap           (default 512m)
@@ -33,6 +43,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=${SQUALL_SERVICES_DIR:-$ROOT/.services}
 KAFKA_PORT=${SQUALL_KAFKA_PORT:-19092}
 KAFKA_CONTROLLER_PORT=${SQUALL_KAFKA_CONTROLLER_PORT:-19093}
+KAFKA_SASL_PORT=${SQUALL_KAFKA_SASL_PORT:-19094}
 CASSANDRA_PORT=${SQUALL_CASSANDRA_PORT:-19042}
 CASSANDRA_STORAGE_PORT=${SQUALL_CASSANDRA_STORAGE_PORT:-17000}
 KAFKA_HEAP=${SQUALL_KAFKA_HEAP:-512m}
@@ -40,14 +51,22 @@ CASSANDRA_HEAP=${SQUALL_CASSANDRA_HEAP:-1g}
 TIMEOUT=${SQUALL_SERVICES_TIMEOUT:-180}
 SERVICES=(cassandra kafka) # start order: the slow one first
 
+# The SASL_SSL listener's test user: the same name and password for PLAIN,
+# SCRAM-SHA-256 and SCRAM-SHA-512. Test credentials only; the TLS key store
+# password protects a throw-away self-signed key.
+KAFKA_SASL_USER=squall
+KAFKA_SASL_PASSWORD=squall-test-secret
+KAFKA_KEYSTORE_PASSWORD=squall-test-keystore
+
 # A fixed KRaft cluster id (22 characters of URL-safe base64): `up` wipes the
 # data, and `start` reuses data formatted with this same id.
 KAFKA_CLUSTER_ID=c3F1YWxsLXRlc3Qta2Fma2E
 
 usage() {
 	cat >&2 <<EOF
-usage: scripts/services.sh up | down | status | env
+usage: scripts/services.sh up | down | status | env [kafka|cassandra]
        scripts/services.sh stop | start | restart kafka|cassandra
+       scripts/services.sh pin-jars [kafka|cassandra]
 
   up       resolve Kafka and Cassandra jars with Maven (first run only), start both
            on 127.0.0.1 with empty data and wait until they answer; does nothing
@@ -61,6 +80,10 @@ usage: scripts/services.sh up | down | status | env
            (topics, offsets, keyspaces, rows), and wait until it answers; only
            waits for it to answer if it already runs
   restart  stop, then start
+  pin-jars resolve the jars and write their sha256 sums to
+           scripts/jvm/NAME/jars.sha256 (after changing a pom.xml)
+
+  up, down, status and env act on both services, or on the one named.
 EOF
 }
 
@@ -194,6 +217,7 @@ resolve() {
 	local name=$1 pom=$ROOT/scripts/jvm/$1/pom.xml lib=$DIR/lib/$1 log=$DIR/logs/maven-$1.log want attempt t0
 	want=$(sha256sum "$pom" | cut -d' ' -f1)
 	if [[ -f $lib/.pom.sha256 && $(<"$lib/.pom.sha256") == "$want" ]]; then
+		verify_jars "$name"
 		return 0
 	fi
 	find_mvn "$name"
@@ -210,6 +234,7 @@ resolve() {
 			mv "$lib.tmp" "$lib"
 			echo "$want" >"$lib/.pom.sha256"
 			say "resolved $name: $(find "$lib" -name '*.jar' | wc -l) jars in $((SECONDS - t0))s"
+			verify_jars "$name"
 			return 0
 		fi
 		say "Maven resolution of $name failed (attempt $attempt of 3)"
@@ -220,6 +245,56 @@ resolve() {
 	done
 	sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\[ERROR\] .*[a-z]' | grep -v -i -E 're-run|help 1|for more information' | head -n 2 | cut -c1-400 >&2 || true
 	die "Maven could not resolve the $name jars (full log: $log): check that Maven Central is reachable (or your ~/.m2/settings.xml mirror), then run 'scripts/services.sh up' again"
+}
+
+# verify_jars NAME: every jar in $DIR/lib/NAME has the sha256 sum pinned in
+# scripts/jvm/NAME/jars.sha256, and every pinned jar is there. On a mismatch
+# the copy is marked stale (the next `up` resolves it again) and the script
+# fails. PINNING=1 (pin-jars) skips the check.
+PINNING=0
+verify_jars() {
+	local name=$1 lib=$DIR/lib/$1 list=$ROOT/scripts/jvm/$1/jars.sha256 sum file bad=()
+	((PINNING == 0)) || return 0
+	[[ -f $list ]] || die "no pinned jar sums for $name ($list is missing): run 'scripts/services.sh pin-jars $name' and review the list"
+	local -A pinned=() got=()
+	while read -r sum file; do
+		[[ -n $sum && $sum != \#* ]] || continue
+		pinned[$file]=$sum
+	done <"$list"
+	while read -r sum file; do
+		got[${file##*/}]=$sum
+	done < <(sha256sum "$lib"/*.jar)
+	for file in "${!got[@]}"; do
+		if [[ -z ${pinned[$file]:-} ]]; then
+			bad+=("$file: not in the pinned list")
+		elif [[ ${pinned[$file]} != "${got[$file]}" ]]; then
+			bad+=("$file: sha256 ${got[$file]}, pinned ${pinned[$file]}")
+		fi
+	done
+	for file in "${!pinned[@]}"; do
+		[[ -n ${got[$file]:-} ]] || bad+=("$file: pinned but not resolved")
+	done
+	((${#bad[@]} == 0)) && return 0
+	rm -f "$lib/.pom.sha256"
+	printf '  %s\n' "${bad[@]}" | sort >&2
+	die "the $name jars in $lib do not match the sha256 sums pinned in $list (above). If you changed scripts/jvm/$name/pom.xml, regenerate the list with 'scripts/services.sh pin-jars $name' and review the diff; otherwise a download is not what was pinned: delete it from ~/.m2/repository and run 'scripts/services.sh up' again"
+}
+
+# cmd_pin_jars [NAME...]: resolve the jars and write their sums to
+# scripts/jvm/NAME/jars.sha256.
+cmd_pin_jars() {
+	local name list
+	PINNING=1
+	for name in "${SERVICES[@]}"; do
+		resolve "$name"
+		list=$ROOT/scripts/jvm/$name/jars.sha256
+		{
+			echo "# sha256 sums of the $name jars scripts/jvm/$name/pom.xml resolves;"
+			echo "# written by 'scripts/services.sh pin-jars $name', checked by 'up'."
+			(cd "$DIR/lib/$name" && sha256sum -- *.jar)
+		} >"$list"
+		say "pinned $(grep -c '\.jar$' "$list") $name jars in $list"
+	done
 }
 
 # probe KIND ADDR: one readiness check (a Kafka metadata request, or a CQL
@@ -243,11 +318,22 @@ write_kafka_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+# The SASL_SSL listener: TLS with the self-signed key in tls/broker.p12 and
+# SASL with PLAIN (users in the JAAS line) or SCRAM (credentials stored in
+# the metadata log when the storage is formatted).
+listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USER="$KAFKA_SASL_PASSWORD";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+listener.name.sasl_ssl.ssl.keystore.location=$d/tls/broker.p12
+listener.name.sasl_ssl.ssl.keystore.password=$KAFKA_KEYSTORE_PASSWORD
+listener.name.sasl_ssl.ssl.key.password=$KAFKA_KEYSTORE_PASSWORD
 log.dirs=$d/data
 num.partitions=1
 default.replication.factor=1
@@ -281,6 +367,24 @@ logger.kafka.level = INFO
 logger.apache.name = org.apache.kafka
 logger.apache.level = INFO
 EOF
+}
+
+# write_kafka_tls: a self-signed key for the SASL_SSL listener, valid for
+# 127.0.0.1 and localhost, in a PKCS12 key store for the broker, and its
+# certificate in PEM (tls/ca.pem) for clients to trust. Made afresh by `up`.
+write_kafka_tls() {
+	local d=$DIR/kafka/tls keytool
+	keytool=$(dirname "$(readlink -f "$JAVA")")/keytool
+	[[ -x $keytool ]] || die "no keytool beside $JAVA: the Kafka SASL_SSL listener needs it to make a test certificate (it ships with every JDK and JRE package)"
+	rm -rf "$d"
+	mkdir -p "$d"
+	"$keytool" -genkeypair -alias squall-kafka -keyalg RSA -keysize 2048 -validity 3650 \
+		-dname "CN=squall-test-kafka" -ext "SAN=IP:127.0.0.1,DNS:localhost" \
+		-storetype PKCS12 -keystore "$d/broker.p12" \
+		-storepass "$KAFKA_KEYSTORE_PASSWORD" -keypass "$KAFKA_KEYSTORE_PASSWORD" >"$DIR/kafka/logs/keytool.log" 2>&1 &&
+		"$keytool" -exportcert -rfc -alias squall-kafka -keystore "$d/broker.p12" \
+			-storepass "$KAFKA_KEYSTORE_PASSWORD" -file "$d/ca.pem" >>"$DIR/kafka/logs/keytool.log" 2>&1 ||
+		{ tail -n 5 "$DIR/kafka/logs/keytool.log" >&2; abort_up "could not make the Kafka test certificate with $keytool (log above)"; }
 }
 
 write_cassandra_config() {
@@ -398,6 +502,8 @@ start_kafka() {
 			close_fds
 			exec "$JAVA" "${opts[@]}" -cp "$DIR/lib/kafka/*" kafka.tools.StorageTool format \
 				-t "$KAFKA_CLUSTER_ID" -c "$d/conf/server.properties" --ignore-formatted \
+				--add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
+				--add-scram "SCRAM-SHA-512=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
 				>"$d/logs/format.log" 2>&1 </dev/null
 		) || { tail -n 20 "$d/logs/format.log" >&2; abort_up "formatting Kafka's storage failed (log above: $d/logs/format.log)"; }
 	fi
@@ -444,7 +550,7 @@ port_of() { # port_of NAME -> client port
 
 ports_of() { # ports_of NAME -> PORT:VARIABLE for every port the service binds
 	case $1 in
-	kafka) echo "$KAFKA_PORT:SQUALL_KAFKA_PORT $KAFKA_CONTROLLER_PORT:SQUALL_KAFKA_CONTROLLER_PORT" ;;
+	kafka) echo "$KAFKA_PORT:SQUALL_KAFKA_PORT $KAFKA_CONTROLLER_PORT:SQUALL_KAFKA_CONTROLLER_PORT $KAFKA_SASL_PORT:SQUALL_KAFKA_SASL_PORT" ;;
 	cassandra) echo "$CASSANDRA_PORT:SQUALL_CASSANDRA_PORT $CASSANDRA_STORAGE_PORT:SQUALL_CASSANDRA_STORAGE_PORT" ;;
 	esac
 }
@@ -546,6 +652,10 @@ cmd_up() {
 			rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
 			mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
 			"write_${name}_config"
+			if [[ $name == kafka ]]; then
+				write_kafka_tls
+				echo "$KAFKA_SASL_PORT" >"$DIR/kafka/sasl-port"
+			fi
 			STARTED+=("$name")
 			STARTED_AT[$name]=$(now_ms)
 			port_of "$name" >"$DIR/$name/port"
@@ -592,8 +702,22 @@ cmd_env() {
 	for name in "${SERVICES[@]}"; do
 		[[ -n $(pid_of "$name") ]] || die "$name is not running: run 'scripts/services.sh up' first"
 	done
-	echo "SQUALL_KAFKA_BROKERS=127.0.0.1:$(recorded_port kafka)"
-	echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)"
+	for name in "${SERVICES[@]}"; do
+		case $name in
+		kafka)
+			echo "SQUALL_KAFKA_BROKERS=127.0.0.1:$(recorded_port kafka)"
+			# The SASL_SSL listener, when the running broker has one (an
+			# older services directory may not).
+			if [[ -s $DIR/kafka/sasl-port && -f $DIR/kafka/tls/ca.pem ]]; then
+				echo "SQUALL_KAFKA_SASL_BROKERS=127.0.0.1:$(<"$DIR/kafka/sasl-port")"
+				printf 'SQUALL_KAFKA_CA_FILE=%q\n' "$DIR/kafka/tls/ca.pem"
+				echo "SQUALL_KAFKA_SASL_TEST_USER=$KAFKA_SASL_USER"
+				echo "SQUALL_KAFKA_SASL_TEST_PASSWORD=$KAFKA_SASL_PASSWORD"
+			fi
+			;;
+		cassandra) echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)" ;;
+		esac
+	done
 }
 
 # ---------------------------------------------------------------- one service
@@ -654,11 +778,21 @@ cmd_restart() {
 
 main() {
 	case ${1:-} in
-	up | down | status | env)
-		if (($# != 1)); then
-			printf 'services: error: %s takes no argument\n' "$1" >&2
+	up | down | status | env | pin-jars)
+		if (($# > 2)); then
+			printf 'services: error: %s takes at most one service name (kafka or cassandra)\n' "$1" >&2
 			exit 2
 		fi
+		if (($# == 2)); then
+			case $2 in
+			kafka | cassandra) SERVICES=("$2") ;;
+			*)
+				printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$2" >&2
+				exit 2
+				;;
+			esac
+		fi
+		set -- "$1"
 		;;
 	stop | start | restart)
 		if (($# != 2)); then
@@ -691,7 +825,7 @@ main() {
 	# One invocation at a time per services directory.
 	exec 9>"$DIR/.lock"
 	flock 9
-	"cmd_$1" "${@:2}"
+	"cmd_${1//-/_}" "${@:2}"
 }
 
 main "$@"

@@ -251,7 +251,7 @@ func startRun(ctx context.Context, o *options, c *chaosFlags, budget int, seed u
 		args = append(args, "--fault-retry", "0.01", "--fault-panic", "0.005", "--fault-limit", fmt.Sprint(budget), "--fault-seed", fmt.Sprint(seed))
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), kafkaVar+"=", cassandraVar+"=")
+	cmd.Env = append(append(os.Environ(), kafkaVar+"=", cassandraVar+"="), o.sec.env()...)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ func cmdEmbedded(ctx context.Context, args []string) error {
 		}
 		defer broker.Close()
 		o.kafka = broker.Addrs()[0]
+		o.sec.plainKafka() // the embedded broker has no SASL or TLS
 		fmt.Fprintf(os.Stderr, "embedded Kafka-protocol broker on %s\n", o.kafka)
 	}
 	if len(o.cassHosts()) == 0 && !flagSet(fs, "data") {
@@ -52,7 +53,7 @@ func cmdEmbedded(ctx context.Context, args []string) error {
 	if _, err := generate(ctx, &o, &g, os.Stderr); err != nil {
 		return err
 	}
-	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
+	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), kafkaSec: o.sec.kafka(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
 		untilCaughtUp: true, progress: os.Stderr, every: time.Second})
 	if err != nil {
 		return err

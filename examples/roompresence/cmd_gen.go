@@ -73,7 +73,10 @@ func generate(ctx context.Context, o *options, g *genFlags, w io.Writer) (int, e
 	if err != nil {
 		return 0, err
 	}
-	kio := newKafkaIO(o.brokers())
+	kio, err := newKafkaIO(o.brokers(), o.sec.kafka())
+	if err != nil {
+		return 0, err
+	}
 	defer kio.Close()
 	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
 		return 0, err

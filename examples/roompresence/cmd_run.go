@@ -55,7 +55,10 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	kio := newKafkaIO(o.brokers())
+	kio, err := newKafkaIO(o.brokers(), o.sec.kafka())
+	if err != nil {
+		return err
+	}
 	defer kio.Close()
 	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
 		return err
@@ -65,7 +68,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	fmt.Fprintf(os.Stderr, "run: reading %s from %v into %s\n", o.topic, o.brokers(), o.describeStore())
-	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
+	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), kafkaSec: o.sec.kafka(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
 		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))

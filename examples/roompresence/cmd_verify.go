@@ -38,7 +38,10 @@ func verifyStore(ctx context.Context, o *options) error {
 // It returns errMismatch on any difference.
 func verify(ctx context.Context, o *options, st Store, w io.Writer) error {
 	start := time.Now()
-	kio := newKafkaIO(o.brokers())
+	kio, err := newKafkaIO(o.brokers(), o.sec.kafka())
+	if err != nil {
+		return err
+	}
 	defer kio.Close()
 	want := room.NewExpected()
 	type coord struct {
@@ -47,7 +50,7 @@ func verify(ctx context.Context, o *options, st Store, w io.Writer) error {
 	}
 	var events int
 	malformed := map[coord]bool{}
-	err := kio.readAll(ctx, o.topic, func(r record) {
+	err = kio.readAll(ctx, o.topic, func(r record) {
 		e, err := room.Decode(r.value)
 		if err != nil {
 			malformed[coord{r.partition, r.offset}] = true

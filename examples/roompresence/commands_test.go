@@ -109,7 +109,10 @@ func dropChaosData(t *testing.T, brokers, hosts []string, name string) {
 		}
 		s.Close()
 	}
-	kio := newKafkaIO(brokers)
+	kio, err := newKafkaIO(brokers, kafkaSec{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer kio.Close()
 	if _, err := kio.client.DeleteTopics(ctx, &kafkago.DeleteTopicsRequest{Topics: []string{name + "_events", name + "_dlq"}}); err != nil {
 		t.Logf("deleting topics of %s: %v", name, err)

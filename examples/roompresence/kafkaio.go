@@ -21,10 +21,19 @@ type kafkaIO struct {
 	transport *kafkago.Transport
 }
 
-func newKafkaIO(brokers []string) *kafkaIO {
-	tr := &kafkago.Transport{MetadataTTL: time.Second, DialTimeout: 5 * time.Second}
+// newKafkaIO connects to brokers with the spout's SASL and TLS settings.
+func newKafkaIO(brokers []string, sec kafkaSec) (*kafkaIO, error) {
+	mech, err := sec.sasl.Build()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := sec.tls.Build()
+	if err != nil {
+		return nil, err
+	}
+	tr := &kafkago.Transport{MetadataTTL: time.Second, DialTimeout: 5 * time.Second, SASL: mech, TLS: tc}
 	return &kafkaIO{brokers: brokers, transport: tr,
-		client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: tr, Timeout: 15 * time.Second}}
+		client: &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: tr, Timeout: 15 * time.Second}}, nil
 }
 
 func (k *kafkaIO) Close() { k.transport.CloseIdleConnections() }
@@ -32,6 +41,11 @@ func (k *kafkaIO) Close() { k.transport.CloseIdleConnections() }
 // ensureTopics creates the topics that do not exist yet, each with the
 // given partitions, and waits until every partition has a leader.
 func (k *kafkaIO) ensureTopics(ctx context.Context, partitions int, topics ...string) error {
+	// A metadata request first: its error names a SASL or TLS failure,
+	// where CreateTopics would only say that no broker is available.
+	if _, err := k.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics}); err != nil {
+		return fmt.Errorf("connecting to %v: %w", k.brokers, err)
+	}
 	var create []kafkago.TopicConfig
 	for _, t := range topics {
 		create = append(create, kafkago.TopicConfig{Topic: t, NumPartitions: partitions, ReplicationFactor: 1})

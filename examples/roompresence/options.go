@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/squallstream/squall/state/cassandra"
 )
 
 // Environment variables that name real services, as in the project's
@@ -26,6 +28,7 @@ type options struct {
 	data        string // directory of the embedded store
 	topic, dlq  string
 	partitions  int
+	sec         security // credentials and TLS of the real services
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -37,6 +40,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.topic, "topic", "room-events", "topic of the events")
 	fs.StringVar(&o.dlq, "dlq", "room-events-dlq", "dead-letter topic of malformed records")
 	fs.IntVar(&o.partitions, "partitions", 8, "partitions of topics the example creates")
+	o.sec.register(fs)
 }
 
 func (o *options) brokers() []string   { return splitList(o.kafka) }
@@ -62,6 +66,9 @@ func (o *options) validate() error {
 	}
 	if o.topic == "" || o.dlq == "" || o.topic == o.dlq {
 		errs = append(errs, fmt.Errorf("--topic %q and --dlq %q must be two different names", o.topic, o.dlq))
+	}
+	if err := o.sec.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -95,9 +102,23 @@ func (o *options) requireKafka(cmd string) error {
 // in the data directory.
 func (o *options) openStore(ctx context.Context) (Store, error) {
 	if hosts := o.cassHosts(); len(hosts) > 0 {
-		return openCassandra(ctx, hosts, o.keyspace, o.replication)
+		cfg, err := o.cassandraConfig()
+		if err != nil {
+			return nil, err
+		}
+		return openCassandra(ctx, cfg, o.replication)
 	}
 	return openEmbedded(ctx, o.data)
+}
+
+// cassandraConfig is the Cassandra connection the options describe.
+func (o *options) cassandraConfig() (cassandra.Config, error) {
+	tc, err := o.sec.cassandraTLS()
+	if err != nil {
+		return cassandra.Config{}, err
+	}
+	return cassandra.Config{Hosts: o.cassHosts(), Keyspace: o.keyspace,
+		Username: o.sec.cassUser, Password: o.sec.cassPassword, TLS: tc}, nil
 }
 
 // describeStore names where results are kept, for messages.

@@ -18,6 +18,7 @@ import (
 // runConfig says how to run the topology.
 type runConfig struct {
 	brokers       []string
+	kafkaSec      kafkaSec // SASL and TLS of the brokers
 	store         Store
 	topic, dlq    string
 	tasks         int           // parallelism of the spout, presence and timeline steps
@@ -26,6 +27,13 @@ type runConfig struct {
 	progress      io.Writer     // progress lines; nil: none
 	every         time.Duration // between progress lines
 	logger        *slog.Logger
+}
+
+// spoutConfig is the configuration of the example's Kafka spout.
+func (rc runConfig) spoutConfig(log *slog.Logger) kafka.Config {
+	return kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
+		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: 2000, Logger: log,
+		SASL: rc.kafkaSec.sasl, TLS: rc.kafkaSec.tls}
 }
 
 // runStats is what a run did.
@@ -56,8 +64,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sp, err := kafka.New(ctx, kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
-		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: 2000, Logger: log})
+	sp, err := kafka.New(ctx, rc.spoutConfig(log))
 	if err != nil {
 		return runStats{}, err
 	}
@@ -86,7 +93,10 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		_ = cluster.Shutdown(sctx)
 	}()
 
-	kio := newKafkaIO(rc.brokers)
+	kio, err := newKafkaIO(rc.brokers, rc.kafkaSec)
+	if err != nil {
+		return runStats{}, err
+	}
 	defer kio.Close()
 	every := rc.every
 	if every <= 0 {

@@ -35,8 +35,9 @@ var timelineSpec = cassandra.TableSpec{
 	Keys: []cassandra.Column{{Name: "room", Type: "text"}, {Name: "hour", Type: "bigint"}},
 }
 
-func openCassandra(ctx context.Context, hosts []string, keyspace string, replication int) (*cassandraStore, error) {
-	s, err := cassandra.Connect(ctx, cassandra.Config{Hosts: hosts, Keyspace: keyspace})
+func openCassandra(ctx context.Context, cfg cassandra.Config, replication int) (*cassandraStore, error) {
+	keyspace := cfg.Keyspace
+	s, err := cassandra.Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,15 @@ type Config struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 
+	// SASL authenticates every connection with PLAIN, SCRAM-SHA-256 or
+	// SCRAM-SHA-512. The zero value turns SASL off. See docs/kafka.md
+	// ("Security").
+	SASL SASLConfig
+
+	// TLS, when set, encrypts every connection (and verifies the brokers'
+	// certificates). Nil means plaintext.
+	TLS *TLSConfig
+
 	// Logger receives warnings (decode failures, skipped offsets,
 	// reconnects). Nil means slog.Default().
 	Logger *slog.Logger
@@ -160,6 +169,12 @@ func (c Config) Validate() error {
 	}
 	if c.RefreshInterval < 0 || c.DialTimeout < 0 || c.RequestTimeout < 0 {
 		bad("RefreshInterval, DialTimeout and RequestTimeout must not be negative")
+	}
+	for _, err := range c.SASL.validate() {
+		bad("%v", err)
+	}
+	if _, err := c.TLS.Build(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -35,6 +35,11 @@
 // docs/kafka.md for configuration, start positions, topology ids and
 // redeploys, the lag mirror, decoding and dead letters.
 //
+// Config.SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and Config.TLS apply to
+// every connection of the spout: one transport serves metadata, offsets,
+// fetches, the lag mirror and the dead-letter writer. A rejected login or a
+// failed TLS handshake fails New at once with ErrAuthentication.
+//
 // Kafka compatibility: brokers 4.0.1 and newer, or 3.9. Kafka 4.0.0 rejects
 // the JoinGroup v1 request that kafka-go sends.
 //

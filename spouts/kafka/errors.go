@@ -66,6 +66,9 @@ func classify(err error) (marked error, reconnect bool) {
 	if errors.Is(err, context.Canceled) {
 		return err, false // the runtime is stopping the task
 	}
+	if isAuthFailure(err) {
+		return failure.Reported(err), false // reconnecting will not help
+	}
 	var kerr kafkago.Error
 	if errors.As(err, &kerr) {
 		switch {

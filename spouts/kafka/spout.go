@@ -36,8 +36,9 @@ type Spout struct {
 // New checks cfg, connects to the brokers and checks that every topic in
 // cfg.Topics (and the dead-letter topic) exists, so that bad configuration
 // fails here with a clear error rather than in the first batch. The error
-// matches ErrInvalidConfig, ErrUnreachable or ErrUnknownTopic, or names
-// the broker's refusal (for example, an authorization failure).
+// matches ErrInvalidConfig, ErrAuthentication (SASL or TLS failed: not
+// worth retrying), ErrUnreachable or ErrUnknownTopic, or names the broker's
+// refusal (for example, an authorization failure).
 //
 // New starts the offset mirror's goroutine; the emitters start read-ahead
 // fetches. Close stops them all.
@@ -47,14 +48,11 @@ func New(ctx context.Context, cfg Config) (*Spout, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Spout{cfg: cfg, fields: cfg.Decoder.Fields(), goroutines: newGoroutines()}
-	s.transport = &kafkago.Transport{
-		DialTimeout: cfg.DialTimeout,
-		// Fetches are routed with cached metadata, and metadata requests
-		// are answered from the cache: refreshing it twice per
-		// RefreshInterval lets the lister see new partitions in time.
-		MetadataTTL: max(cfg.RefreshInterval/2, 10*time.Millisecond),
-		ClientID:    "squall-" + cfg.Topology,
+	transport, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
 	}
+	s.transport = transport
 	s.client = &kafkago.Client{Addr: kafkago.TCP(cfg.Brokers...), Transport: s.transport, Timeout: cfg.RequestTimeout}
 	s.lister = &lister{s: s, now: time.Now}
 	s.backoff = backoff{now: time.Now, min: 100 * time.Millisecond, max: 5 * time.Second}
@@ -81,7 +79,10 @@ func (s *Spout) check(ctx context.Context) error {
 	}
 	md, err := s.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics})
 	if err != nil {
-		return fmt.Errorf("%w: brokers %v: %w", ErrUnreachable, s.cfg.Brokers, err)
+		if aerr := s.cfg.authError(err); aerr != nil {
+			return aerr
+		}
+		return fmt.Errorf("%w: brokers %v%s: %w", ErrUnreachable, s.cfg.Brokers, s.cfg.protocolHint(err), err)
 	}
 	found := map[string]kafkago.Topic{}
 	for _, t := range md.Topics {
