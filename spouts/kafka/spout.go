@@ -63,7 +63,7 @@ func New(ctx context.Context, cfg Config) (*Spout, error) {
 		return nil, err
 	}
 	if cfg.DeadLetterTopic != "" {
-		s.dlq = newDeadLetters(s)
+		s.dlq = newDeadLetters(ctx, s)
 	}
 	if cfg.MirrorInterval > 0 {
 		s.mirror = startMirror(s)
