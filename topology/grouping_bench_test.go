@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkFieldsGrouping chooses the task of tuples grouped by common
@@ -21,6 +22,7 @@ func BenchmarkFieldsGrouping(b *testing.B) {
 		{"string", []int{0}, func(i int) Values { return Values{keys[i%len(keys)]} }},
 		{"int64", []int{0}, func(i int) Values { return Values{int64(i)} }},
 		{"string+int", []int{0, 1}, func(i int) Values { return Values{keys[i%len(keys)], i % 24} }},
+		{"time", []int{0}, func(i int) Values { return Values{time.Unix(int64(i)*3600, 0).UTC()} }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
