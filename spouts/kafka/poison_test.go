@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
 
@@ -232,5 +233,45 @@ func TestDecoderPanic(t *testing.T) {
 	h := headerMap(readAll(t, b, dlq, 1)[0].Headers)
 	if h[kafka.HeaderError] != "kafka: the decoder panicked: boom at 1" || h[kafka.HeaderOffset] != "1" {
 		t.Fatalf("dead letter headers %v", h)
+	}
+}
+
+// TestDeadLetterRefusedByBroker: the dead-letter topic's limit is lowered
+// after New, so the spout's writer sends a letter the real broker refuses
+// with MESSAGE_TOO_LARGE; the spout writes a truncated letter instead.
+func TestDeadLetterRefusedByBroker(t *testing.T) {
+	b := realBroker(t)
+	topic, dlq := b.topic(t, 1), b.topic(t, 1)
+	big := append([]byte("bad"), bytes.Repeat([]byte("y"), 20_000)...)
+	b.produce(t, topic, 0, kafkago.Message{Key: []byte("k"), Value: big}, kafkago.Message{Value: []byte("v1")})
+	sp := decodedSpout(t, b, topic, dlq)
+	if sp.DeadLetterLimit() < 30_000 {
+		t.Fatalf("dead-letter limit %d before it is lowered", sp.DeadLetterLimit())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := b.client.AlterConfigs(ctx, &kafkago.AlterConfigsRequest{Resources: []kafkago.AlterConfigRequestResource{{
+		ResourceType: kafkago.ResourceTypeTopic, ResourceName: dlq,
+		Configs: []kafkago.AlterConfigRequestConfig{{Name: "max.message.bytes", Value: "4096"}},
+	}}})
+	if err == nil {
+		for _, e := range resp.Errors {
+			err = errors.Join(err, e)
+		}
+	}
+	if err != nil {
+		t.Fatalf("lower max.message.bytes of %s: %v", dlq, err)
+	}
+	_, got, err := emitValues(sp.NewEmitter(0), 1, part(topic, 0))
+	if err != nil || strings.Join(got, ",") != "v1" {
+		t.Fatalf("emit: values %v, err %v; want v1", got, err)
+	}
+	if st := sp.Stats(); st.DeadLettered != 1 || st.DeadLettersTruncated != 1 {
+		t.Fatalf("stats %+v, want one truncated dead letter", st)
+	}
+	h := headerMap(readAll(t, b, dlq, 1)[0].Headers)
+	if !strings.Contains(h[kafka.HeaderTruncated], "Message Size Too Large") || h[kafka.HeaderSize] != strconv.Itoa(1+len(big)) ||
+		h[kafka.HeaderOffset] != "0" {
+		t.Fatalf("letter headers %v, want a truncated letter naming the broker's refusal", h)
 	}
 }
