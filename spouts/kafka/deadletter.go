@@ -156,28 +156,38 @@ func (s *Spout) deadLetter(ctx context.Context, a spout.Attempt, bad []badRecord
 		if e == nil {
 			continue
 		}
-		if len(letters) > 1 && !truncated[i] {
-			// It may have been refused for its company (a record batch
-			// over the limit): try it alone.
-			if e = s.dlq.writeOne(ctx, letters[i]); e == nil {
-				written++
-				continue
-			}
-			if !refused(e) {
-				return s.brokerError(tp, "write a dead letter to "+s.cfg.DeadLetterTopic, e)
-			}
-		}
-		if truncated[i] {
-			return s.brokerError(tp, "write a truncated dead letter to "+s.cfg.DeadLetterTopic, e)
-		}
-		letter := s.truncatedLetter(a, bad[i], e)
-		if err := s.dlq.writeOne(ctx, letter); err != nil {
-			return s.brokerError(tp, fmt.Sprintf("write a truncated dead letter to %s (the full letter: %v)",
-				s.cfg.DeadLetterTopic, e), err)
+		if err := s.rewriteRefused(ctx, a, tp, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
+			return err
 		}
 		written++
-		s.noteTruncated(a, bad[i], letter)
 	}
+	return nil
+}
+
+// rewriteRefused writes again the letter of b that the broker refused with
+// refusal: alone first if it was written with others (a record batch of
+// several letters may be over the limit where one is not), then, refused
+// again, as a truncated letter. A truncated letter refused too is a
+// reported error.
+func (s *Spout) rewriteRefused(ctx context.Context, a spout.Attempt, tp topicPartition, b badRecord,
+	letter kafkago.Message, truncated, withOthers bool, refusal error) error {
+	if truncated {
+		return s.brokerError(tp, "write a truncated dead letter to "+s.cfg.DeadLetterTopic, refusal)
+	}
+	if withOthers {
+		if refusal = s.dlq.writeOne(ctx, letter); refusal == nil {
+			return nil
+		}
+		if !refused(refusal) {
+			return s.brokerError(tp, "write a dead letter to "+s.cfg.DeadLetterTopic, refusal)
+		}
+	}
+	short := s.truncatedLetter(a, b, refusal)
+	if err := s.dlq.writeOne(ctx, short); err != nil {
+		return s.brokerError(tp, fmt.Sprintf("write a truncated dead letter to %s (the full letter: %v)",
+			s.cfg.DeadLetterTopic, refusal), err)
+	}
+	s.noteTruncated(a, b, short)
 	return nil
 }
 
