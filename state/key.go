@@ -2,15 +2,11 @@ package state
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"math"
-	"reflect"
-	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/squallstream/squall/state/internal/wire"
+	"github.com/squallstream/squall/internal/keyenc"
 )
 
 // Key identifies one entry of a map state: the list of group-by values of
@@ -19,16 +15,21 @@ import (
 // A Key carries its values and their canonical encoding, computed once by
 // NewKey. Two keys are the same key exactly when their encodings are equal;
 // maps, caches and stores compare and index keys by Encoded, never by the
-// values. The encoding is a msgpack array of the values with these rules:
+// values. The encoding is a msgpack array of the values, each encoded by
+// the canonical key encoding that fields grouping (topology.ByFields) also
+// routes by:
 //
 //   - integers use the smallest msgpack representation, so int(5), int64(5)
 //     and uint8(5) are the same key;
 //   - floats keep their width (float32 or float64) and are never the same
 //     key as an integer;
 //   - strings and byte slices are different keys even with equal bytes;
-//   - time.Time uses msgpack's timestamp extension;
-//   - slices, arrays and structs encode element by element; maps, channels
-//     and functions are rejected because their encoding is not stable.
+//     named types are the same key as their underlying type's values;
+//   - time.Time uses msgpack's timestamp extension: the instant, whatever
+//     its zone or monotonic clock reading;
+//   - pointers encode what they point to; slices, arrays and structs
+//     (exported fields) encode element by element; maps, channels and
+//     functions are rejected because their encoding is not stable.
 //
 // The zero Key is the empty key, the same as NewKey().
 type Key struct {
@@ -43,10 +44,10 @@ const emptyKeyEncoding = "\x90"
 // ErrBadKey when a value has no stable encoding.
 func NewKey(vals ...any) (Key, error) {
 	buf := make([]byte, 0, 16*len(vals)+4)
-	buf = wire.AppendArrayLen(buf, len(vals))
+	buf = keyenc.AppendArrayLen(buf, len(vals))
 	for i, v := range vals {
 		var err error
-		buf, err = appendKeyValue(buf, v)
+		buf, err = keyenc.Append(buf, v)
 		if err != nil {
 			return Key{}, fmt.Errorf("%w: element %d (%T): %v", ErrBadKey, i, v, err)
 		}
@@ -114,97 +115,3 @@ func (k Key) Equal(o Key) bool { return k.Encoded() == o.Encoded() }
 
 // String formats the values for logs and errors, e.g. [room-7 14].
 func (k Key) String() string { return fmt.Sprint(k.vals) }
-
-// appendKeyValue appends the canonical encoding of one key value. Common
-// scalar types are encoded directly; the others go through msgpack after a
-// check that their encoding is stable.
-func appendKeyValue(b []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(b, 0xc0), nil
-	case bool:
-		if x {
-			return append(b, 0xc3), nil
-		}
-		return append(b, 0xc2), nil
-	case string:
-		return wire.AppendString(b, x), nil
-	case []byte:
-		return wire.AppendBin(b, x), nil
-	case int:
-		return wire.AppendInt(b, int64(x)), nil
-	case int8:
-		return wire.AppendInt(b, int64(x)), nil
-	case int16:
-		return wire.AppendInt(b, int64(x)), nil
-	case int32:
-		return wire.AppendInt(b, int64(x)), nil
-	case int64:
-		return wire.AppendInt(b, x), nil
-	case uint:
-		return wire.AppendUint(b, uint64(x)), nil
-	case uint8:
-		return wire.AppendUint(b, uint64(x)), nil
-	case uint16:
-		return wire.AppendUint(b, uint64(x)), nil
-	case uint32:
-		return wire.AppendUint(b, uint64(x)), nil
-	case uint64:
-		return wire.AppendUint(b, x), nil
-	case float32:
-		b = append(b, 0xca)
-		u := math.Float32bits(x)
-		return append(b, byte(u>>24), byte(u>>16), byte(u>>8), byte(u)), nil
-	case float64:
-		return wire.AppendUint64Code(b, 0xcb, math.Float64bits(x)), nil
-	}
-	if err := checkStable(reflect.ValueOf(v)); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	enc.SetSortMapKeys(true)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return append(b, buf.Bytes()...), nil
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-// checkStable rejects values whose msgpack encoding is not a function of
-// the value: maps (iteration order), channels, functions and unsafe
-// pointers.
-func checkStable(v reflect.Value) error {
-	if !v.IsValid() {
-		return nil
-	}
-	if v.Type() == timeType {
-		return nil
-	}
-	switch v.Kind() {
-	case reflect.Map:
-		return errors.New("maps have no stable encoding")
-	case reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
-		return fmt.Errorf("%s values cannot be keys", v.Kind())
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return checkStable(v.Elem())
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			if err := checkStable(v.Index(i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if err := checkStable(v.Field(i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

@@ -2,8 +2,9 @@ package topology
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+
+	"github.com/squallstream/squall/internal/keyenc"
 )
 
 // Grouping says which tasks of a subscribing bolt receive each tuple of a
@@ -30,7 +31,10 @@ const (
 func Shuffle() Grouping { return Grouping{kind: groupShuffle} }
 
 // ByFields sends tuples with equal values in the named fields to the same
-// task.
+// task. Values are equal when they are the same state key (state.Key):
+// the grouping hashes the canonical key encoding, so int(7) and int64(7),
+// a named string type and the string, or one instant in two time zones
+// go to the same task.
 func ByFields(fields ...string) Grouping {
 	return Grouping{kind: groupFields, fields: append(Fields(nil), fields...)}
 }
@@ -126,12 +130,13 @@ func (s *shuffleChooser) choose(_ TaskID, _ Values, dst []TaskID) []TaskID {
 type fieldsChooser struct {
 	targets []TaskID
 	index   []int
+	buf     []byte // scratch for key encodings; one goroutine chooses
 }
 
 func (f *fieldsChooser) choose(_ TaskID, values Values, dst []TaskID) []TaskID {
 	h := uint64(fnvOffset)
 	for _, i := range f.index {
-		h = hashValue(h, values[i])
+		h = hashValue(h, values[i], &f.buf)
 	}
 	return append(dst, f.targets[h%uint64(len(f.targets))])
 }
@@ -185,6 +190,37 @@ func hashString(h uint64, s string) uint64 {
 	return h
 }
 
+func hashBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// hashValue folds the canonical key encoding of v (internal/keyenc, the
+// encoding of state keys) into h, so that values that are the same state
+// key hash equally: int64(7) and int(7), a named string type and the
+// string, the same instant in two time zones. buf is scratch space for the
+// encoding. Strings and byte slices are hashed in place, header then
+// bytes, which is the hash of their encoding without copying it. A value
+// that cannot be a key (a map, a function) is hashed by its Go syntax.
+func hashValue(h uint64, v any, buf *[]byte) uint64 {
+	var hdr [5]byte
+	switch x := v.(type) {
+	case string:
+		return hashString(hashBytes(h, keyenc.AppendStringHeader(hdr[:0], len(x))), x)
+	case []byte:
+		return hashBytes(hashBytes(h, keyenc.AppendBinHeader(hdr[:0], len(x))), x)
+	}
+	b, err := keyenc.Append((*buf)[:0], v)
+	if err != nil {
+		return hashString(hashUint(h, 0xff), fmt.Sprintf("%#v", v))
+	}
+	*buf = b
+	return hashBytes(h, b)
+}
+
 func hashUint(h, v uint64) uint64 {
 	for i := 0; i < 8; i++ {
 		h ^= v & 0xff
@@ -192,50 +228,4 @@ func hashUint(h, v uint64) uint64 {
 		v >>= 8
 	}
 	return h
-}
-
-// hashValue folds v into h. Equal values hash equally; integers hash by
-// value whatever their Go type, so int64(7) and int(7) group together.
-func hashValue(h uint64, v any) uint64 {
-	switch x := v.(type) {
-	case string:
-		return hashString(hashUint(h, 's'), x)
-	case []byte:
-		return hashString(hashUint(h, 's'), string(x))
-	case int:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case int64:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case int32:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case int16:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case int8:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case uint:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case uint64:
-		return hashUint(hashUint(h, 'i'), x)
-	case uint32:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case uint16:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case uint8:
-		return hashUint(hashUint(h, 'i'), uint64(x))
-	case float64:
-		return hashUint(hashUint(h, 'f'), math.Float64bits(x))
-	case float32:
-		return hashUint(hashUint(h, 'f'), math.Float64bits(float64(x)))
-	case bool:
-		if x {
-			return hashUint(h, 't')
-		}
-		return hashUint(h, 'F')
-	case nil:
-		return hashUint(h, 'n')
-	case fmt.Stringer:
-		return hashString(hashUint(h, 'S'), x.String())
-	default:
-		return hashString(hashUint(h, 'v'), fmt.Sprintf("%#v", x))
-	}
 }

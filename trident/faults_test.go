@@ -39,17 +39,17 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		atLeast bool
 	}{
 		{"opaque", func(s *spouttest.Source) Source {
-			return OpaqueSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
+			return OpaqueSource(Fields{"partition", "offset", "word"}, s.Lister, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
 		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
 			return opaque.New(m, state.MapOptions[int64]{})
 		}, false},
 		{"transactional", func(s *spouttest.Source) Source {
-			return TransactionalSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
+			return TransactionalSource(Fields{"partition", "offset", "word"}, s.Lister, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
 		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
 			return transactional.New(m, state.MapOptions[int64]{})
 		}, false},
 		{"nontransactional", func(s *spouttest.Source) Source {
-			return OpaqueSource(Fields{"partition", "offset", "word"}, s, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() })
+			return OpaqueSource(Fields{"partition", "offset", "word"}, s.Lister, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() })
 		}, func(m state.BackingMap[[]byte]) state.MapState[int64] {
 			return nontransactional.New(m, state.MapOptions[int64]{})
 		}, true},

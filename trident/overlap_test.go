@@ -87,7 +87,7 @@ func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 	}
 	start := func(n int) *process {
 		tt := NewTopology("overlap")
-		s := tt.NewStream("words", OpaqueSource(Fields{"partition", "offset", "word"}, src,
+		s := tt.NewStream("words", OpaqueSource(Fields{"partition", "offset", "word"}, src.Lister,
 			func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }).Parallelism(2))
 		g := s.Shuffle().Parallelism(2).Project("word").GroupBy("word").Parallelism(2)
 		newMap := backing

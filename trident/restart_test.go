@@ -46,7 +46,7 @@ func startDurable(t *testing.T, dir string, src *spouttest.Source) *durableRun {
 		return opaque.New[int64](d.maps[p], state.MapOptions[int64]{}), nil
 	}
 	tt := NewTopology("durable")
-	s := tt.NewStream("words", OpaqueSource(Fields{"partition", "offset", "word"}, src,
+	s := tt.NewStream("words", OpaqueSource(Fields{"partition", "offset", "word"}, src.Lister,
 		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
 	PersistentAggregate(s.GroupBy("word").Parallelism(durablePartitions), factory, Fields{"word"}, count{}, "count")
 	cfg := DefaultConfig()

@@ -1,6 +1,10 @@
 package trident
 
 import (
+	"errors"
+	"fmt"
+	"io"
+
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -35,9 +39,17 @@ func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 
 // TransactionalSource reads a partitioned source whose batches are fixed
 // at their first emission: a replay emits exactly the same tuples.
-// newEmitter is called once per task.
-func TransactionalSource[M any](fields Fields, partitions spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
-	return partitioned(fields, spout.Transactional, partitions, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
+//
+// The runtime opens both halves with the worker that runs them and closes
+// them when it stops: newLister is called once per worker start for the
+// stream's coordinator, newEmitter once per task, and each result that
+// implements io.Closer is closed when that worker stops (a crash
+// included). A restarted worker gets new ones, so return a new value on
+// every call if it holds resources; a Lister shared on purpose (one per
+// process, closed by its owner after the topology stopped) must not
+// implement io.Closer.
+func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
+	return partitioned(fields, spout.Transactional, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
 		return spout.NewTransactional(cfg)
 	})
@@ -45,20 +57,34 @@ func TransactionalSource[M any](fields Fields, partitions spout.Lister, newEmitt
 
 // OpaqueSource reads a partitioned source whose replays may differ until a
 // batch enters its commit phase; from then on the batch is frozen. Every
-// tuple lands in exactly one committed batch. newEmitter is called once per
-// task.
-func OpaqueSource[M any](fields Fields, partitions spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
-	return partitioned(fields, spout.Opaque, partitions, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
+// tuple lands in exactly one committed batch. newLister and newEmitter are
+// called and their results closed as for TransactionalSource.
+func OpaqueSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
+	return partitioned(fields, spout.Opaque, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
 		return spout.NewOpaque(cfg)
 	})
 }
 
-func partitioned[M any](fields Fields, kind spout.Kind, partitions spout.Lister,
+func partitioned[M any](fields Fields, kind spout.Kind, newLister func() spout.Lister,
 	newExecutor func(spout.ExecutorConfig[M]) (spout.Executor, error)) Source {
 	return Source{fields: fields, parallelism: 1,
 		coordinator: func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Coordinator, error) {
-			return spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: store, Stream: stream, Fence: owner, Partitions: partitions})
+			if newLister == nil {
+				return nil, fmt.Errorf("%w: stream %q: no Lister constructor", spout.ErrInvalidConfig, stream)
+			}
+			l := newLister()
+			if l == nil {
+				return nil, fmt.Errorf("%w: stream %q: the Lister constructor returned nil", spout.ErrInvalidConfig, stream)
+			}
+			c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: store, Stream: stream, Fence: owner, Partitions: l})
+			if err != nil {
+				if cl, ok := l.(io.Closer); ok {
+					err = errors.Join(err, cl.Close())
+				}
+				return nil, err
+			}
+			return c, nil
 		},
 		executor: func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error) {
 			return newExecutor(spout.ExecutorConfig[M]{Store: store, Stream: stream, Fence: owner, Task: task, NumTasks: numTasks})

@@ -47,7 +47,7 @@ func TestPipelineExactlyOnce(t *testing.T) {
 	defer st.Close()
 	faults := newRandomFaults(11, 0.02, 0.01, 30)
 	tt := trident.NewTopology("roompresence")
-	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src,
+	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src.Lister,
 		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
 	events := raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
 		e, err := room.Decode([]byte(tu.String("value")))

@@ -68,9 +68,9 @@ type Config struct {
 	// batch. Zero means DefaultMaxRecordsPerPartition.
 	MaxRecordsPerPartition int
 
-	// MaxBytesPerPartition bounds the key and value bytes of one partition
-	// in one batch; a batch always holds at least one record if one is
-	// there, whatever its size. Zero means DefaultMaxBytesPerPartition.
+	// MaxBytesPerPartition bounds the key, value and header bytes of one
+	// partition in one batch; a batch always holds at least one record if
+	// one is there, whatever its size. Zero means DefaultMaxBytesPerPartition.
 	MaxBytesPerPartition int
 
 	// RefreshInterval is how often the partitions of Topics are listed
@@ -107,6 +107,15 @@ type Config struct {
 	// Logger receives warnings (decode failures, skipped offsets,
 	// reconnects). Nil means slog.Default().
 	Logger *slog.Logger
+
+	// MaxBatchRecordsPerTask bounds the records of one task's batch over
+	// all the partitions it owns, and MaxBatchBytesPerTask their key,
+	// value and header bytes, so that a task's batch stays bounded however
+	// many partitions it reads. Each partition gets a fair share of what
+	// is left (see docs/kafka.md); the per-partition caps still apply.
+	// Zero means no cap per task; negative values are invalid.
+	MaxBatchRecordsPerTask int
+	MaxBatchBytesPerTask   int
 }
 
 // ErrInvalidConfig is matched by the errors of New and Validate for a
@@ -166,6 +175,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRecordsPerPartition < 0 || c.MaxBytesPerPartition < 0 {
 		bad("MaxRecordsPerPartition and MaxBytesPerPartition must not be negative")
+	}
+	if c.MaxBatchRecordsPerTask < 0 || c.MaxBatchBytesPerTask < 0 {
+		bad("MaxBatchRecordsPerTask and MaxBatchBytesPerTask must not be negative (zero means no cap)")
 	}
 	if c.RefreshInterval < 0 || c.DialTimeout < 0 || c.RequestTimeout < 0 {
 		bad("RefreshInterval, DialTimeout and RequestTimeout must not be negative")

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -19,6 +20,25 @@ const (
 	HeaderOffset    = "squall.offset"
 	HeaderTopology  = "squall.topology"
 	HeaderTxID      = "squall.txid"
+
+	// HeaderTruncated marks a truncated dead letter: the full letter could
+	// not be written (too large for the dead-letter topic, or refused by
+	// the broker), and the value says why. Such a letter carries the
+	// coordinates and the decoder's error in the headers above, the
+	// record's size in HeaderSize, and only the first bytes of the
+	// record's key and value as its key and value; the record's own
+	// headers are left out.
+	HeaderTruncated = "squall.truncated"
+	// HeaderSize is the size of the rejected record in bytes: key, value
+	// and headers. Truncated letters carry it.
+	HeaderSize = "squall.size"
+)
+
+// Bounds of a truncated dead letter.
+const (
+	truncatedKeyBytes   = 256
+	truncatedValueBytes = 1024
+	truncatedTextBytes  = 1024 // the decoder's error and the reason
 )
 
 // badRecord is a record the decoder rejected.
@@ -27,18 +47,35 @@ type badRecord struct {
 	err error
 }
 
-// deadLetters writes rejected records to Config.DeadLetterTopic.
-type deadLetters struct {
-	w *kafkago.Writer
+// letterWriter writes dead letters: a *kafkago.Writer, or in tests a
+// wrapper that injects faults.
+type letterWriter interface {
+	WriteMessages(ctx context.Context, msgs ...kafkago.Message) error
+	Close() error
 }
 
-func newDeadLetters(s *Spout) *deadLetters {
-	return &deadLetters{w: &kafkago.Writer{
+// deadLetters writes rejected records to Config.DeadLetterTopic.
+type deadLetters struct {
+	w        letterWriter
+	maxBytes int    // the largest record batch the topic accepts
+	limit    string // where maxBytes came from
+}
+
+// newDeadLetters returns the dead-letter writer, its limits set from the
+// largest record batch the topic accepts.
+func newDeadLetters(ctx context.Context, s *Spout) *deadLetters {
+	maxBytes, from, err := s.maxMessageBytes(ctx)
+	if err != nil {
+		s.cfg.Logger.Warn("kafka spout: cannot read the dead-letter topic's max.message.bytes; assuming the default",
+			"dead_letter_topic", s.cfg.DeadLetterTopic, "max_message_bytes", maxBytes, "err", err)
+	}
+	return &deadLetters{maxBytes: maxBytes, limit: from, w: &kafkago.Writer{
 		Addr:         kafkago.TCP(s.cfg.Brokers...),
 		Topic:        s.cfg.DeadLetterTopic,
 		Balancer:     &kafkago.Hash{},
 		RequiredAcks: kafkago.RequireAll,
 		BatchTimeout: 5 * time.Millisecond,
+		BatchBytes:   int64(max(maxBytes-61, 1)), // the record batch header is 61 bytes
 		WriteTimeout: s.cfg.RequestTimeout,
 		ReadTimeout:  s.cfg.RequestTimeout,
 		Transport:    s.transport,
@@ -47,41 +84,219 @@ func newDeadLetters(s *Spout) *deadLetters {
 
 func (d *deadLetters) close() error { return d.w.Close() }
 
+// fits reports whether m, alone in a record batch, is within the topic's
+// limit.
+func (d *deadLetters) fits(m kafkago.Message) bool {
+	return letterSize(m)+recordBatchOverhead+10*len(m.Headers) <= d.maxBytes
+}
+
+// letterSize is the key, value and header bytes of m.
+func letterSize(m kafkago.Message) int {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
 // deadLetter counts and logs the records the decoder rejected in one read
 // and writes them to the dead-letter topic: the record's key, value and
 // headers, plus the error and its coordinates in squall.* headers. The
 // write is synchronous: a batch succeeds only once its bad records are
 // safe. A replayed batch writes them again (at-least-once).
+//
+// A letter the topic cannot take (larger than its max.message.bytes) or
+// the broker refuses for good (any non-retryable produce error) is
+// replaced by a truncated letter (HeaderTruncated), so a poison pill never
+// stalls the stream. A retryable error (broker down, leader moving) fails
+// the batch as retryable; a truncated letter that is refused too fails it
+// as reported.
 func (s *Spout) deadLetter(ctx context.Context, a spout.Attempt, bad []badRecord) error {
 	s.stats.decodeFailures.Add(uint64(len(bad)))
-	msgs := make([]kafkago.Message, len(bad))
-	for i, b := range bad {
+	for _, b := range bad {
 		s.cfg.Logger.Warn("kafka spout: record rejected by the decoder; sent to the dead-letter topic",
 			"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
 			"dead_letter_topic", s.cfg.DeadLetterTopic, "err", b.err)
-		headers := make([]kafkago.Header, 0, len(b.rec.Headers)+6)
-		for _, h := range b.rec.Headers {
-			headers = append(headers, kafkago.Header{Key: h.Key, Value: h.Value})
-		}
-		headers = append(headers,
-			kafkago.Header{Key: HeaderError, Value: []byte(b.err.Error())},
-			kafkago.Header{Key: HeaderTopic, Value: []byte(b.rec.Topic)},
-			kafkago.Header{Key: HeaderPartition, Value: strconv.AppendInt(nil, int64(b.rec.Partition), 10)},
-			kafkago.Header{Key: HeaderOffset, Value: strconv.AppendInt(nil, b.rec.Offset, 10)},
-			kafkago.Header{Key: HeaderTopology, Value: []byte(s.cfg.TopologyID)},
-			kafkago.Header{Key: HeaderTxID, Value: strconv.AppendUint(nil, uint64(a.TxID), 10)},
-		)
-		msgs[i] = kafkago.Message{Key: b.rec.Key, Value: b.rec.Value, Headers: headers, Time: b.rec.Time}
 	}
 	if s.dlq == nil {
 		// Validate requires a dead-letter topic with a Decoder; RawFields
 		// never fails. A custom decoder reached here only by a bug.
 		return fmt.Errorf("kafka: %d records rejected and no DeadLetterTopic", len(bad))
 	}
-	if err := s.dlq.w.WriteMessages(ctx, msgs...); err != nil {
-		tp := topicPartition{topic: bad[0].rec.Topic, partition: bad[0].rec.Partition}
+	tp := topicPartition{topic: bad[0].rec.Topic, partition: bad[0].rec.Partition}
+	letters := make([]kafkago.Message, len(bad))
+	truncated := make([]bool, len(bad))
+	for i, b := range bad {
+		letters[i] = s.fullLetter(a, b)
+		if !s.dlq.fits(letters[i]) {
+			reason := fmt.Errorf("the dead letter has %d bytes; %s is %d", letterSize(letters[i]), s.dlq.limit, s.dlq.maxBytes)
+			letters[i], truncated[i] = s.truncatedLetter(a, b, reason), true
+		}
+	}
+	errs, err := letterErrors(s.dlq.w.WriteMessages(ctx, letters...), len(letters))
+	if err != nil {
 		return s.brokerError(tp, fmt.Sprintf("write %d dead letters to %s", len(bad), s.cfg.DeadLetterTopic), err)
 	}
-	s.stats.deadLettered.Add(uint64(len(bad)))
+	written := 0
+	defer func() { s.stats.deadLettered.Add(uint64(written)) }()
+	for i, e := range errs {
+		if e == nil {
+			written++
+			if truncated[i] {
+				s.noteTruncated(a, bad[i], letters[i])
+			}
+		}
+	}
+	for _, e := range errs {
+		if e != nil && !refused(e) {
+			return s.brokerError(tp, fmt.Sprintf("write %d dead letters to %s", len(bad), s.cfg.DeadLetterTopic), e)
+		}
+	}
+	for i, e := range errs {
+		if e == nil {
+			continue
+		}
+		if err := s.rewriteRefused(ctx, a, tp, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
+			return err
+		}
+		written++
+	}
 	return nil
+}
+
+// rewriteRefused writes again the letter of b that the broker refused with
+// refusal: alone first if it was written with others (a record batch of
+// several letters may be over the limit where one is not), then, refused
+// again, as a truncated letter. A truncated letter refused too is a
+// reported error.
+func (s *Spout) rewriteRefused(ctx context.Context, a spout.Attempt, tp topicPartition, b badRecord,
+	letter kafkago.Message, truncated, withOthers bool, refusal error) error {
+	if truncated {
+		return s.brokerError(tp, "write a truncated dead letter to "+s.cfg.DeadLetterTopic, refusal)
+	}
+	if withOthers {
+		if refusal = s.dlq.writeOne(ctx, letter); refusal == nil {
+			return nil
+		}
+		if !refused(refusal) {
+			return s.brokerError(tp, "write a dead letter to "+s.cfg.DeadLetterTopic, refusal)
+		}
+	}
+	short := s.truncatedLetter(a, b, refusal)
+	if err := s.dlq.writeOne(ctx, short); err != nil {
+		return s.brokerError(tp, fmt.Sprintf("write a truncated dead letter to %s (the full letter: %v)",
+			s.cfg.DeadLetterTopic, refusal), err)
+	}
+	s.noteTruncated(a, b, short)
+	return nil
+}
+
+// writeOne writes one letter and returns its error, unwrapped from the
+// writer's per-letter errors.
+func (d *deadLetters) writeOne(ctx context.Context, m kafkago.Message) error {
+	errs, err := letterErrors(d.w.WriteMessages(ctx, m), 1)
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// letterErrors splits the error of a write of n letters into one error per
+// letter (nil for a letter written). A failure of the whole write that is
+// not about the letters themselves (network, context) comes back as err.
+func letterErrors(err error, n int) (errs []error, _ error) {
+	errs = make([]error, n)
+	if err == nil {
+		return errs, nil
+	}
+	var werrs kafkago.WriteErrors
+	var tooLarge kafkago.MessageTooLargeError
+	switch {
+	case errors.As(err, &werrs) && len(werrs) == n:
+		copy(errs, werrs)
+	case errors.As(err, &tooLarge):
+		// The writer refused the whole call for one letter; nothing was
+		// written.
+		for i := range errs {
+			errs[i] = err
+		}
+	default:
+		return nil, err
+	}
+	return errs, nil
+}
+
+// refused reports whether err is the broker's (or the writer's) final
+// refusal of a letter, one that writing it again cannot change: a Kafka
+// error that is not temporary, such as MESSAGE_TOO_LARGE,
+// RECORD_LIST_TOO_LARGE or INVALID_RECORD.
+func refused(err error) bool {
+	var kerr kafkago.Error
+	return errors.As(err, &kerr) && !kerr.Temporary()
+}
+
+// fullLetter is the dead letter of b: the record's key, value and
+// headers, plus the squall.* headers.
+func (s *Spout) fullLetter(a spout.Attempt, b badRecord) kafkago.Message {
+	headers := make([]kafkago.Header, 0, len(b.rec.Headers)+6)
+	for _, h := range b.rec.Headers {
+		headers = append(headers, kafkago.Header{Key: h.Key, Value: h.Value})
+	}
+	headers = s.appendCoordinates(headers, a, b, []byte(b.err.Error()))
+	return kafkago.Message{Key: b.rec.Key, Value: b.rec.Value, Headers: headers, Time: b.rec.Time}
+}
+
+// truncatedLetter is the small dead letter of b written when its full
+// letter cannot be: the coordinates, the decoder's error, why, the
+// record's size, and the first bytes of its key and value.
+func (s *Spout) truncatedLetter(a spout.Attempt, b badRecord, why error) kafkago.Message {
+	size := len(b.rec.Key) + len(b.rec.Value)
+	for _, h := range b.rec.Headers {
+		size += len(h.Key) + len(h.Value)
+	}
+	headers := s.appendCoordinates(make([]kafkago.Header, 0, 8), a, b, head([]byte(b.err.Error()), truncatedTextBytes))
+	headers = append(headers,
+		kafkago.Header{Key: HeaderTruncated, Value: head([]byte(why.Error()), truncatedTextBytes)},
+		kafkago.Header{Key: HeaderSize, Value: strconv.AppendInt(nil, int64(size), 10)},
+	)
+	return kafkago.Message{
+		Key:     head(b.rec.Key, truncatedKeyBytes),
+		Value:   head(b.rec.Value, truncatedValueBytes),
+		Headers: headers,
+		Time:    b.rec.Time,
+	}
+}
+
+func (s *Spout) appendCoordinates(headers []kafkago.Header, a spout.Attempt, b badRecord, errText []byte) []kafkago.Header {
+	return append(headers,
+		kafkago.Header{Key: HeaderError, Value: errText},
+		kafkago.Header{Key: HeaderTopic, Value: []byte(b.rec.Topic)},
+		kafkago.Header{Key: HeaderPartition, Value: strconv.AppendInt(nil, int64(b.rec.Partition), 10)},
+		kafkago.Header{Key: HeaderOffset, Value: strconv.AppendInt(nil, b.rec.Offset, 10)},
+		kafkago.Header{Key: HeaderTopology, Value: []byte(s.cfg.TopologyID)},
+		kafkago.Header{Key: HeaderTxID, Value: strconv.AppendUint(nil, uint64(a.TxID), 10)},
+	)
+}
+
+// head returns the first n bytes of b (nil stays nil).
+func head(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n:n]
+	}
+	return b
+}
+
+// noteTruncated counts and logs a truncated letter that was written.
+func (s *Spout) noteTruncated(a spout.Attempt, b badRecord, letter kafkago.Message) {
+	s.stats.deadLettersTruncated.Add(1)
+	var why []byte
+	for _, h := range letter.Headers {
+		if h.Key == HeaderTruncated {
+			why = h.Value
+		}
+	}
+	s.cfg.Logger.Warn("kafka spout: dead letter truncated: the full letter cannot be written",
+		"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
+		"dead_letter_topic", s.cfg.DeadLetterTopic, "key_bytes", len(b.rec.Key), "value_bytes", len(b.rec.Value),
+		"headers", len(b.rec.Headers), "reason", string(why))
 }

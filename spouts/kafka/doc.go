@@ -24,8 +24,13 @@
 //     start there too.
 //   - Emit never waits for records: an idle partition gives an empty
 //     batch {p, p, 0} that keeps the position.
-//   - Records a Decoder rejects are written to the dead-letter topic, and
-//     acknowledged, before Emit or Reemit returns.
+//   - Records a Decoder rejects (an error or a panic) are written to the
+//     dead-letter topic, and acknowledged, before Emit or Reemit returns;
+//     a letter too large for the topic, or refused for good, is written
+//     truncated instead, so a poison pill never stalls the stream.
+//   - A batch of a partition holds at most MaxRecordsPerPartition records
+//     and about MaxBytesPerPartition bytes (keys, values and headers); the
+//     per-task caps bound the batch over all of a task's partitions.
 //   - Read-ahead fetches are used only by a batch that starts exactly
 //     where they did; they never change what a batch holds.
 //

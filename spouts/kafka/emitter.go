@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/trident/spout"
@@ -26,6 +27,11 @@ type emitter struct {
 
 	// ahead holds the read-ahead fetch of each partition (readahead.go).
 	ahead map[spout.Partition]*ahead
+
+	// owned is the number of partitions the task owns (Refresh), and
+	// budget what is left of the per-task caps in the current attempt.
+	owned  int
+	budget taskBudget
 }
 
 func (s *Spout) newEmitter(task int) spout.Emitter[Meta] {
@@ -35,6 +41,7 @@ func (s *Spout) newEmitter(task int) spout.Emitter[Meta] {
 // Refresh implements spout.Refresher: it forgets the pinned starts and
 // read-aheads of partitions the task no longer owns.
 func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
+	e.owned = len(owned)
 	keep := make(map[spout.Partition]bool, len(owned))
 	for _, p := range owned {
 		keep[p] = true
@@ -76,7 +83,11 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 	if err != nil {
 		return Meta{}, err
 	}
-	lim := limits{maxRecords: e.s.cfg.MaxRecordsPerPartition, maxBytes: e.s.cfg.MaxBytesPerPartition, until: -1}
+	lim := e.limits(a)
+	if lim.exhausted() {
+		// The task's batch is full: an empty batch keeps the position.
+		return Meta{First: start, Next: start, TopologyID: e.s.cfg.TopologyID, TxID: a.TxID}, nil
+	}
 	res, err := e.s.read(ctx, a, tp, start, lim, e.takeAhead(ctx, p, start), c)
 	var oor *OutOfRangeError
 	if errors.As(err, &oor) && res.count == 0 {
@@ -94,6 +105,7 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 	if err != nil {
 		return Meta{}, err
 	}
+	e.spend(a, res)
 	if res.capped {
 		e.readAhead(p, tp, res.next)
 	}
@@ -159,7 +171,7 @@ func (e *emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition
 		return nil
 	}
 	// The range was read within the caps once; reading it needs no caps.
-	lim := limits{maxRecords: meta.Count + 1, maxBytes: 1 << 62, until: meta.Next}
+	lim := limits{maxRecords: meta.Count + 1, maxBytes: math.MaxInt, until: meta.Next}
 	res, err := e.s.read(ctx, a, tp, meta.First, lim, nil, c)
 	var oor *OutOfRangeError
 	switch {

@@ -15,3 +15,13 @@ func (s *Spout) SetListerClock(now func() time.Time) {
 	s.lister.now = now
 	s.lister.mu.Unlock()
 }
+
+// LetterWriter is the seam dead letters are written through.
+type LetterWriter = letterWriter
+
+// WrapDeadLetters wraps the spout's dead-letter writer.
+func (s *Spout) WrapDeadLetters(wrap func(LetterWriter) LetterWriter) { s.dlq.w = wrap(s.dlq.w) }
+
+// DeadLetterLimit is the largest record batch the spout believes the
+// dead-letter topic accepts.
+func (s *Spout) DeadLetterLimit() int { return s.dlq.maxBytes }

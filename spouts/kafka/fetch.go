@@ -14,7 +14,8 @@ import (
 // limits bound one read of a partition.
 type limits struct {
 	maxRecords int
-	maxBytes   int   // key and value bytes; the first record is always taken
+	maxBytes   int   // key, value and header bytes
+	firstBytes int   // the first record is taken if it has at most max(firstBytes, maxBytes)
 	until      int64 // stop before this offset; -1 means no bound
 }
 
@@ -22,6 +23,7 @@ type limits struct {
 type readResult struct {
 	next   int64 // the offset after the last record read (the start if none)
 	count  int   // records read
+	bytes  int   // their key, value and header bytes
 	capped bool  // a limit ended the read with more records in the log
 }
 
@@ -33,6 +35,9 @@ const maxFetchBytes = 4 << 20
 // batch framing), so that a batch needs one fetch rather than a second,
 // synchronous one for its last few records; at most maxFetchBytes.
 func fetchBytes(budget int) int64 {
+	if budget >= maxFetchBytes/2 {
+		return maxFetchBytes
+	}
 	return int64(min(2*max(budget, 0)+64<<10, maxFetchBytes))
 }
 
@@ -51,7 +56,7 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 	var bad []badRecord
 	var hwm int64 = -1
 	for {
-		if (lim.until >= 0 && res.next >= lim.until) || res.count >= lim.maxRecords || bytes >= lim.maxBytes {
+		if (lim.until >= 0 && res.next >= lim.until) || res.count >= lim.maxRecords || (res.count > 0 && bytes >= lim.maxBytes) {
 			res.capped = hwm < 0 || res.next < hwm
 			break
 		}
@@ -101,6 +106,7 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 		}
 	}
 	s.stats.emitted.Add(uint64(res.count - len(bad)))
+	res.bytes = bytes
 	return res, nil
 }
 
@@ -129,14 +135,12 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 		if res.count >= lim.maxRecords {
 			return got, true, nil
 		}
-		size := 0
-		if r.Key != nil {
-			size += r.Key.Len()
+		size := recordSize(r)
+		limit := lim.maxBytes
+		if res.count == 0 {
+			limit = max(limit, lim.firstBytes)
 		}
-		if r.Value != nil {
-			size += r.Value.Len()
-		}
-		if res.count > 0 && *bytes+size > lim.maxBytes {
+		if *bytes+size > limit {
 			return got, true, nil
 		}
 		rec, err := toRecord(tp, r)
@@ -145,7 +149,7 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 		}
 		if raw != nil {
 			c.Emit(raw.values(rec))
-		} else if values, derr := s.cfg.Decoder.Decode(rec); derr != nil {
+		} else if values, derr := s.decode(rec); derr != nil {
 			*bad = append(*bad, badRecord{rec: rec, err: derr})
 		} else {
 			c.Emit(values)
@@ -155,6 +159,22 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 		res.next = r.Offset + 1
 		*bytes += size
 	}
+}
+
+// recordSize is the bytes of r the byte caps count: key, value and
+// headers (keys and values).
+func recordSize(r *kafkago.Record) int {
+	size := 0
+	if r.Key != nil {
+		size += r.Key.Len()
+	}
+	if r.Value != nil {
+		size += r.Value.Len()
+	}
+	for _, h := range r.Headers {
+		size += len(h.Key) + len(h.Value)
+	}
+	return size
 }
 
 // toRecord copies a kafka-go record into a Record.

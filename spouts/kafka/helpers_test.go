@@ -54,15 +54,15 @@ func adminClient(t testing.TB, brokers []string) *kafkago.Client {
 	return &kafkago.Client{Addr: kafkago.TCP(brokers...), Transport: transport, Timeout: 10 * time.Second}
 }
 
-// topic creates a unique topic with the given partitions, deleted when
-// the test ends, and waits for its leaders.
-func (b *broker) topic(t testing.TB, partitions int) string {
+// topic creates a unique topic with the given partitions and topic
+// configs, deleted when the test ends, and waits for its leaders.
+func (b *broker) topic(t testing.TB, partitions int, configs ...kafkago.ConfigEntry) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	name := testenv.UniqueName(t, "sq")
 	resp, err := b.client.CreateTopics(ctx, &kafkago.CreateTopicsRequest{
-		Topics: []kafkago.TopicConfig{{Topic: name, NumPartitions: partitions, ReplicationFactor: 1}},
+		Topics: []kafkago.TopicConfig{{Topic: name, NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: configs}},
 	})
 	if err == nil {
 		err = resp.Errors[name]

@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Spout, error) {
 		return nil, err
 	}
 	if cfg.DeadLetterTopic != "" {
-		s.dlq = newDeadLetters(s)
+		s.dlq = newDeadLetters(ctx, s)
 	}
 	if cfg.MirrorInterval > 0 {
 		s.mirror = startMirror(s)
@@ -111,7 +111,7 @@ func (s *Spout) Fields() trident.Fields { return append(trident.Fields(nil), s.f
 // records of a batch that never began its commit are deleted. Use
 // Parallelism(n) on the result to split the partitions among n tasks.
 func (s *Spout) Opaque() trident.Source {
-	return trident.OpaqueSource[Meta](s.Fields(), s.lister, s.newEmitter)
+	return trident.OpaqueSource[Meta](s.Fields(), s.newLister, s.newEmitter)
 }
 
 // Transactional returns a transactional partitioned source: every replay
@@ -119,8 +119,13 @@ func (s *Spout) Opaque() trident.Source {
 // reported error matching spout.ErrUnavailable if the range can no longer
 // be read.
 func (s *Spout) Transactional() trident.Source {
-	return trident.TransactionalSource[Meta](s.Fields(), s.lister, s.newEmitter)
+	return trident.TransactionalSource[Meta](s.Fields(), s.newLister, s.newEmitter)
 }
+
+// newLister returns the spout's lister. It is shared by every worker
+// start and by both flavours, and is not an io.Closer: Close releases
+// what it uses.
+func (s *Spout) newLister() spout.Lister { return s.lister }
 
 // Partitions lists the spout's partitions as its sources do ("topic@3"),
 // refreshed at most every RefreshInterval.

@@ -12,9 +12,14 @@ type Stats struct {
 	Emitted uint64
 	// DecodeFailures counts the records the Decoder rejected.
 	DecodeFailures uint64
+	// DecoderPanics counts the decode failures that were panics of the
+	// Decoder (recovered; they are also in DecodeFailures).
+	DecoderPanics uint64
 	// DeadLettered counts the rejected records written to the dead-letter
-	// topic.
-	DeadLettered uint64
+	// topic, DeadLettersTruncated those of them written as truncated
+	// letters (the full letter was too large for the topic or refused).
+	DeadLettered         uint64
+	DeadLettersTruncated uint64
 	// OutOfRangeSkips counts the batches that skipped to the earliest
 	// offset (SkipToEarliest), and OffsetsLost the offsets they skipped.
 	OutOfRangeSkips uint64
@@ -38,6 +43,7 @@ type PartitionStats struct {
 
 type stats struct {
 	emitted, decodeFailures, deadLettered atomic.Uint64
+	decoderPanics, deadLettersTruncated   atomic.Uint64
 	outOfRangeSkips, offsetsLost          atomic.Uint64
 	reconnects                            atomic.Uint64
 
@@ -64,12 +70,14 @@ func (s *Spout) Stats() Stats {
 		ps = map[string]PartitionStats{}
 	}
 	return Stats{
-		Emitted:         st.emitted.Load(),
-		DecodeFailures:  st.decodeFailures.Load(),
-		DeadLettered:    st.deadLettered.Load(),
-		OutOfRangeSkips: st.outOfRangeSkips.Load(),
-		OffsetsLost:     st.offsetsLost.Load(),
-		Reconnects:      st.reconnects.Load(),
-		Partitions:      ps,
+		Emitted:              st.emitted.Load(),
+		DecodeFailures:       st.decodeFailures.Load(),
+		DecoderPanics:        st.decoderPanics.Load(),
+		DeadLettered:         st.deadLettered.Load(),
+		DeadLettersTruncated: st.deadLettersTruncated.Load(),
+		OutOfRangeSkips:      st.outOfRangeSkips.Load(),
+		OffsetsLost:          st.offsetsLost.Load(),
+		Reconnects:           st.reconnects.Load(),
+		Partitions:           ps,
 	}
 }

@@ -110,11 +110,11 @@ func startPipeline(t *testing.T, s *cassandra.Session, tabs pipelineTables, wrap
 	srcOp, srcTx := newPipelineSource(), newPipelineSource()
 	fields := trident.Fields{"partition", "offset", "word"}
 	tt := trident.NewTopology("pipeline")
-	op := tt.NewStream("op", trident.OpaqueSource(fields, srcOp,
+	op := tt.NewStream("op", trident.OpaqueSource(fields, srcOp.Lister,
 		func(int) spout.Emitter[spouttest.Offsets] { return srcOp.Emitter() }))
 	trident.PersistentAggregate(op.GroupBy("word").Parallelism(pipelinePartitions),
 		trident.Opaque[int64]("op", backing("op", tabs.op)), trident.Fields{"word"}, ops.Count{}, "count")
-	tx := tt.NewStream("tx", trident.TransactionalSource(fields, srcTx,
+	tx := tt.NewStream("tx", trident.TransactionalSource(fields, srcTx.Lister,
 		func(int) spout.Emitter[spouttest.Offsets] { return srcTx.Emitter() }))
 	trident.PersistentAggregate(tx.GroupBy("word").Parallelism(pipelinePartitions),
 		trident.Transactional[int64]("tx", backing("tx", tabs.tx)), trident.Fields{"word"}, ops.Count{}, "count")

@@ -193,8 +193,10 @@ func (c *Coordinator) Success(ctx context.Context, txid state.TxID) error {
 	return nil
 }
 
-// Close closes the Lister if it implements io.Closer. The store is not
-// closed: it belongs to the runtime.
+// Close closes the Lister if it implements io.Closer; the coordinator
+// then never calls it again. The runtime makes a coordinator, and its
+// Lister, for every worker start and closes both when the worker stops.
+// The store is not closed: it belongs to the runtime.
 func (c *Coordinator) Close() error {
 	if c.closed {
 		return nil

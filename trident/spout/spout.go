@@ -25,7 +25,9 @@ type Batcher interface {
 // half of Storm's partitioned spouts, getPartitionsForBatch). The result
 // need not be sorted; partitions may appear and disappear between calls.
 //
-// A Lister may also implement Readier and io.Closer.
+// A Lister may also implement Readier and io.Closer. The trident sources
+// make one per worker start, from a constructor, and close it (if it is an
+// io.Closer) when that worker stops; it is not called after Close.
 type Lister interface {
 	Partitions(ctx context.Context) ([]Partition, error)
 }

@@ -8,92 +8,33 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/squallstream/squall/internal/keyenc"
 )
 
-// The functions below append msgpack values in their most compact form,
-// exactly as msgpack.Encoder does with UseCompactInts(true).
+// The msgpack appenders are those of the canonical key encoding
+// (internal/keyenc), so keys and envelopes write numbers and strings the
+// same way.
 
 // AppendArrayLen appends an array header for n elements.
-func AppendArrayLen(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x90|byte(n))
-	case n <= math.MaxUint16:
-		return append(b, 0xdc, byte(n>>8), byte(n))
-	default:
-		return append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-}
+func AppendArrayLen(b []byte, n int) []byte { return keyenc.AppendArrayLen(b, n) }
 
 // AppendUint appends an unsigned integer.
-func AppendUint(b []byte, n uint64) []byte {
-	switch {
-	case n <= math.MaxInt8:
-		return append(b, byte(n))
-	case n <= math.MaxUint8:
-		return append(b, 0xcc, byte(n))
-	case n <= math.MaxUint16:
-		return append(b, 0xcd, byte(n>>8), byte(n))
-	case n <= math.MaxUint32:
-		return append(b, 0xce, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	default:
-		return AppendUint64Code(b, 0xcf, n)
-	}
-}
+func AppendUint(b []byte, n uint64) []byte { return keyenc.AppendUint(b, n) }
 
 // AppendInt appends a signed integer.
-func AppendInt(b []byte, n int64) []byte {
-	switch {
-	case n >= 0:
-		return AppendUint(b, uint64(n))
-	case n >= -32:
-		return append(b, byte(n))
-	case n >= math.MinInt8:
-		return append(b, 0xd0, byte(n))
-	case n >= math.MinInt16:
-		return append(b, 0xd1, byte(n>>8), byte(n))
-	case n >= math.MinInt32:
-		return append(b, 0xd2, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	default:
-		return AppendUint64Code(b, 0xd3, uint64(n))
-	}
-}
+func AppendInt(b []byte, n int64) []byte { return keyenc.AppendInt(b, n) }
 
 // AppendUint64Code appends code followed by the 8 big-endian bytes of n.
 func AppendUint64Code(b []byte, code byte, n uint64) []byte {
-	return append(b, code, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32),
-		byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	return keyenc.AppendUint64Code(b, code, n)
 }
 
 // AppendString appends a str value.
-func AppendString(b []byte, s string) []byte {
-	n := len(s)
-	switch {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		b = append(b, 0xda, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(b, s...)
-}
+func AppendString(b []byte, s string) []byte { return keyenc.AppendString(b, s) }
 
 // AppendBin appends a bin value.
-func AppendBin(b []byte, p []byte) []byte {
-	n := len(p)
-	switch {
-	case n <= math.MaxUint8:
-		b = append(b, 0xc4, byte(n))
-	case n <= math.MaxUint16:
-		b = append(b, 0xc5, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(b, p...)
-}
+func AppendBin(b []byte, p []byte) []byte { return keyenc.AppendBin(b, p) }
 
 // ErrTrailing reports bytes left over after a complete value.
 var ErrTrailing = errors.New("trailing bytes after the value")

@@ -207,6 +207,11 @@ func (s *Source) Partitions(ctx context.Context) ([]spout.Partition, error) {
 	return slices.Sorted(maps.Keys(s.parts)), nil
 }
 
+// Lister returns s as a spout.Lister, for the newLister argument of the
+// partitioned sources (trident.OpaqueSource(fields, src.Lister, ...)). The
+// source is shared by every worker start; it has nothing to close.
+func (s *Source) Lister() spout.Lister { return s }
+
 // Emitter returns a new emitter over s; give each spout task its own.
 func (s *Source) Emitter() *Emitter { return &Emitter{src: s} }
 
