@@ -61,9 +61,10 @@ func WrapBackingError(mapName, op string, keys int, err error) error {
 	return Transient(err)
 }
 
-// Transient marks err retryable when it is a context cancellation or
-// deadline and nothing in its chain has classified it yet. Backing maps use
-// it on the errors they return.
+// Transient marks err as an outage (failure.Unavailable: retryable, not
+// counted by attempt limits) when it is a context cancellation or deadline
+// and nothing in its chain has classified it yet. Backing maps use it on
+// the errors they return.
 func Transient(err error) error {
 	if err == nil {
 		return nil
@@ -73,7 +74,7 @@ func Transient(err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return failure.Retryable(err)
+		return failure.Unavailable(err)
 	}
 	return err
 }
