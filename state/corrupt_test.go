@@ -23,16 +23,28 @@ func flavours() map[string]struct {
 		strings flavour[string]
 	}{
 		"opaque": {
-			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] { return opaque.New(m, o) },
-			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] { return opaque.New(m, o) },
+			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] {
+				return opaque.New(m, o)
+			},
+			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] {
+				return opaque.New(m, o)
+			},
 		},
 		"transactional": {
-			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] { return transactional.New(m, o) },
-			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] { return transactional.New(m, o) },
+			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] {
+				return transactional.New(m, o)
+			},
+			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] {
+				return transactional.New(m, o)
+			},
 		},
 		"nontransactional": {
-			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] { return nontransactional.New(m, o) },
-			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] { return nontransactional.New(m, o) },
+			func(m state.BackingMap[[]byte], o state.MapOptions[int64]) state.MapState[int64] {
+				return nontransactional.New(m, o)
+			},
+			func(m state.BackingMap[[]byte], o state.MapOptions[string]) state.MapState[string] {
+				return nontransactional.New(m, o)
+			},
 		},
 	}
 }
