@@ -35,6 +35,10 @@ type status struct {
 	halted    atomic.Pointer[error]
 	rejected  atomic.Uint64
 
+	failedAttempts atomic.Uint64 // failed batch attempts and master actions
+	quarantined    atomic.Uint64 // corrupt stored values moved aside
+	starts         atomic.Int64  // master starts: more than one after a worker restart
+
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed
 
@@ -91,6 +95,9 @@ type master struct {
 	lastTick time.Time
 	ready    bool
 	inactive bool
+
+	retry   shellRetry
+	corrupt map[state.TxID]int // failures on corrupt state per txid, without MaxAttempts
 }
 
 // Deactivate stops new batches; batches in flight still commit, so a
@@ -119,12 +126,12 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	for txid, n := range rec.Attempts {
 		st.Attempts = append(st.Attempts, coord.Attempt{TxID: txid, N: n})
 	}
-	c, err := coord.New(coord.Config{MaxBatchesInFlight: m.cfg.MaxBatchesInFlight, EmitInterval: 1,
-		MaxAttempts: m.cfg.MaxAttempts}, st)
-	if err != nil {
+	for txid, n := range rec.Failures {
+		st.Failures = append(st.Failures, coord.Failures{TxID: txid, N: n})
+	}
+	if _, err := m.newCoordinator(st); err != nil {
 		return err
 	}
-	m.coord = c
 	m.status.committed.Store(uint64(rec.Committed))
 	for _, n := range m.t.sources {
 		sc, err := n.source.coordinator(m.store, n.source.id)
@@ -168,10 +175,11 @@ func (m *master) run() {
 			m.pending, m.done = m.coord.Ready(), 0
 		}
 		for m.done < len(m.pending) {
-			if !m.do(m.pending[m.done]) {
+			if m.waiting() || !m.do(m.pending[m.done]) {
 				return
 			}
 			m.done++
+			m.retry.fails = 0
 		}
 		m.pending = nil
 		m.coord.Advance()
@@ -198,6 +206,7 @@ func (m *master) persist(st coord.State) bool {
 	for _, a := range st.Attempts {
 		rec.Attempts[a.TxID] = a.N
 	}
+	rec.Failures = failureCounts(st)
 	v, err := m.store.SwapCoordinator(m.ctx, m.t.name, m.version, rec)
 	if err != nil {
 		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
@@ -246,6 +255,7 @@ func (m *master) succeed(a Attempt) {
 			delete(m.started, started)
 		}
 	}
+	m.noteCommit(a.TxID)
 	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
 }
 
@@ -275,7 +285,9 @@ func (m *master) Fail(id any) {
 	if cause := m.status.takeFailure(msg.attempt.TxID); cause != nil {
 		reason = fmt.Errorf("%w: %w", reason, cause)
 	}
+	m.noteFailure(reason, false)
 	m.check(m.coord.Fail(msg.attempt, phase, reason))
+	m.checkCorrupt(msg.attempt, reason)
 	m.run()
 }
 
@@ -294,7 +306,7 @@ func (m *master) retryOrCrash(err error) {
 	if !failure.IsRetryable(err) {
 		panic(fmt.Errorf("trident: master coordinator: %w", err))
 	}
-	m.out.ReportError(err)
+	m.actionFailed(err)
 }
 
 func (m *master) Close() error {
