@@ -198,6 +198,10 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	cfg := DefaultConfig()
 	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
 	cfg.BatchEmitInterval = time.Millisecond
+	// Faults are frequent here and the opaque flavour's batches grow with
+	// every replay: keep the backoff short, or a run would spend its
+	// virtual hour waiting rather than replaying.
+	cfg.RetryBackoff, cfg.MaxRetryBackoff = 5*time.Millisecond, 100*time.Millisecond
 	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
 	cfg.Topology.MessageTimeout = 5 * time.Second
 	cfg.Topology.SpoutIdleWait = 5 * time.Millisecond
