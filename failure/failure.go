@@ -11,7 +11,11 @@
 //     committed.
 //
 // Wrap an error with Retryable or Reported to choose the first two
-// behaviours; an unwrapped error is fatal. The wrappers keep the cause
+// behaviours; an unwrapped error is fatal. Unavailable is a retryable
+// failure that says a dependency is down (a timeout, a refused connection,
+// too few replicas): it is replayed like any other, but an attempt limit
+// does not count it, because waiting can fix it and replaying the same
+// input again cannot make it fail differently. The wrappers keep the cause
 // reachable through errors.Is and errors.As.
 package failure
 
@@ -27,6 +31,9 @@ const (
 	Retry
 	// Report errors behave like Retry and are also recorded for operators.
 	Report
+	// Outage errors behave like Retry; they say that a dependency is
+	// unavailable, so attempt limits do not count them.
+	Outage
 )
 
 // String names the kind.
@@ -36,6 +43,8 @@ func (k Kind) String() string {
 		return "retryable"
 	case Report:
 		return "reported"
+	case Outage:
+		return "unavailable"
 	default:
 		return "fatal"
 	}
@@ -74,6 +83,16 @@ func Reported(err error) error {
 	return &Error{Kind: Report, Err: err}
 }
 
+// Unavailable marks err as a retryable failure caused by an unavailable
+// dependency: a timeout, a lost or refused connection, a service that
+// answers "unavailable" or "overloaded". It returns nil for a nil err.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: Outage, Err: err}
+}
+
 // KindOf returns how the runtime treats err: the kind of the outermost
 // *Error in its chain, or Fatal when there is none. A nil err is Fatal too;
 // callers check for nil first.
@@ -91,3 +110,8 @@ func IsRetryable(err error) bool { return err != nil && KindOf(err) != Fatal }
 
 // IsReported reports whether err must also be shown to operators.
 func IsReported(err error) bool { return err != nil && KindOf(err) == Report }
+
+// IsUnavailable reports whether err is a retryable failure caused by an
+// unavailable dependency (see Unavailable): it says nothing about the input
+// being processed, so attempt limits do not count it.
+func IsUnavailable(err error) bool { return err != nil && KindOf(err) == Outage }

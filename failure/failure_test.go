@@ -21,6 +21,9 @@ func TestKinds(t *testing.T) {
 		{"reported", Reported(io.EOF), true, true, Report},
 		{"wrapped retryable", fmt.Errorf("ctx: %w", Retryable(io.EOF)), true, false, Retry},
 		{"wrapped reported", fmt.Errorf("ctx: %w", Reported(io.EOF)), true, true, Report},
+		{"unavailable", Unavailable(io.EOF), true, false, Outage},
+		{"wrapped unavailable", fmt.Errorf("ctx: %w", Unavailable(io.EOF)), true, false, Outage},
+		{"reported unavailable", Reported(Unavailable(io.EOF)), true, true, Report},
 	}
 	for _, c := range cases {
 		if got := IsRetryable(c.err); got != c.retryable {
@@ -29,6 +32,9 @@ func TestKinds(t *testing.T) {
 		if got := IsReported(c.err); got != c.reported {
 			t.Errorf("%s: IsReported = %v, want %v", c.name, got, c.reported)
 		}
+		if got, want := IsUnavailable(c.err), c.kind == Outage; got != want {
+			t.Errorf("%s: IsUnavailable = %v, want %v", c.name, got, want)
+		}
 		if got := KindOf(c.err); got != c.kind {
 			t.Errorf("%s: KindOf = %v, want %v", c.name, got, c.kind)
 		}
@@ -36,7 +42,7 @@ func TestKinds(t *testing.T) {
 }
 
 func TestWrappersKeepCauseAndNil(t *testing.T) {
-	if Retryable(nil) != nil || Reported(nil) != nil {
+	if Retryable(nil) != nil || Reported(nil) != nil || Unavailable(nil) != nil {
 		t.Fatal("wrapping nil must give nil")
 	}
 	err := Reported(io.ErrUnexpectedEOF)

@@ -61,9 +61,10 @@ func WrapBackingError(mapName, op string, keys int, err error) error {
 	return Transient(err)
 }
 
-// Transient marks err retryable when it is a context cancellation or
-// deadline and nothing in its chain has classified it yet. Backing maps use
-// it on the errors they return.
+// Transient marks err as an outage (failure.Unavailable: retryable, not
+// counted by attempt limits) when it is a context cancellation or deadline
+// and nothing in its chain has classified it yet. Backing maps use it on
+// the errors they return.
 func Transient(err error) error {
 	if err == nil {
 		return nil
@@ -73,7 +74,7 @@ func Transient(err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return failure.Retryable(err)
+		return failure.Unavailable(err)
 	}
 	return err
 }
@@ -85,6 +86,7 @@ func Transient(err error) error {
 type DecodeError struct {
 	Map string
 	Key Key
+	Raw []byte // the bytes that could not be decoded, when known
 	Err error
 }
 
@@ -101,6 +103,21 @@ func (e *DecodeError) Is(target error) bool { return target == ErrCorrupt }
 // Corrupt returns the reported failure for an undecodable stored value.
 func Corrupt(mapName string, key Key, err error) error {
 	return failure.Reported(&DecodeError{Map: mapName, Key: key, Err: err})
+}
+
+// CorruptHandler decides what becomes of a stored value that cannot be
+// decoded. Returning nil treats the key as absent: the handler has kept
+// the bytes somewhere (e.Raw), and the next write of the key replaces
+// them. Returning an error fails the call with it. The handler is called
+// with the call's ctx, from the goroutine making the call.
+type CorruptHandler func(ctx context.Context, e *DecodeError) error
+
+// CorruptHandling is implemented by the map states that can hand the
+// values they cannot decode to a CorruptHandler (the opaque,
+// transactional and non-transactional maps). Without a handler, an
+// undecodable value fails the call with Corrupt's error.
+type CorruptHandling interface {
+	SetCorruptHandler(h CorruptHandler)
 }
 
 // BehindError is a stored value written by batch Stored met by the earlier

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
@@ -23,6 +24,7 @@ type groupBolt struct {
 	topology    string
 	deadLetters DeadLetters
 	log         *slog.Logger
+	cfg         *Config
 	ctx         context.Context
 	out         output
 	task        topology.TaskID
@@ -37,6 +39,8 @@ type groupBolt struct {
 	persist         map[*node]persistTask
 	static          map[*node]any  // opened static state of query nodes
 	executor        spout.Executor // source groups only
+	committing      Attempt        // the batch being finished, for quarantined values
+	health          health         // of this task's reported failures, for logging
 }
 
 // output is what a groupBolt needs of its collector
@@ -76,7 +80,7 @@ func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topolog
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func() topology.Bolt {
-		return &groupBolt{g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log}
+		return &groupBolt{g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log, cfg: cfg}
 	}
 }
 
@@ -116,12 +120,20 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 			if err != nil {
 				return fmt.Errorf("opening static state: %w", err)
 			}
+			if _, ok := st.(state.CorruptHandling); ok {
+				if err := b.guardCorrupt(n, st); err != nil {
+					return err
+				}
+			}
 			b.static[n] = st
 		}
 		if n.kind == kindPersist {
 			p, err := n.persist.open(ctx, info.Index, info.NumTasks)
 			if err != nil {
 				return fmt.Errorf("opening state: %w", err)
+			}
+			if err := b.guardCorrupt(n, p.state()); err != nil {
+				return err
 			}
 			b.persist[n] = p
 		}
@@ -173,10 +185,12 @@ func (b *groupBolt) settle(t *topology.Tuple, a Attempt, err error) {
 }
 
 // reportFailure remembers why attempt a failed and, for a reported
-// failure, shows it to operators with the component, task and batch.
+// failure, shows it to operators with the component, task and batch: once
+// when this task starts failing and when the cause changes, not for every
+// attempt (the master logs the recovery and counts the attempts).
 func (b *groupBolt) reportFailure(a Attempt, err error) {
 	b.status.recordFailure(a.TxID, err)
-	if failure.IsReported(err) {
+	if failure.IsReported(err) && b.health.failed(time.Now(), err) != healthQuiet {
 		b.out.ReportError(fmt.Errorf("trident: %s task %d, batch %v: %w", b.g.name, b.task, a, err))
 	}
 }
@@ -430,6 +444,7 @@ func (b *groupBolt) failBatch(bt *batch, err error) {
 // it), then every downstream task is told how many tuples it was sent,
 // anchored to anchor.
 func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
+	b.committing = bt.attempt
 	for _, n := range b.g.nodes {
 		switch n.kind {
 		case kindAggregate:
@@ -520,6 +535,7 @@ func (b *groupBolt) aggregateOut(n *node, bt *batch, errp *error) func(group []a
 
 // success forgets batches up to txid.
 func (b *groupBolt) success(txid state.TxID) {
+	b.health.succeeded()
 	for t, bt := range b.batches {
 		if t <= txid {
 			b.abandon(bt)

@@ -38,6 +38,10 @@ type status struct {
 	stopped   chan struct{} // closed by halt
 	rejected  atomic.Uint64
 
+	failedAttempts atomic.Uint64 // failed batch attempts and master actions
+	quarantined    atomic.Uint64 // corrupt stored values moved aside
+	starts         atomic.Int64  // master starts: more than one after a worker restart
+
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed
 
@@ -119,6 +123,9 @@ type master struct {
 	lastTick time.Time
 	ready    bool
 	inactive bool
+
+	retry   shellRetry
+	corrupt map[state.TxID]int // failures on corrupt state per txid, without MaxAttempts
 }
 
 // Deactivate stops new batches; batches in flight still commit, so a
@@ -153,12 +160,12 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	for txid, n := range rec.Attempts {
 		st.Attempts = append(st.Attempts, coord.Attempt{TxID: txid, N: n})
 	}
-	c, err := coord.New(coord.Config{MaxBatchesInFlight: m.cfg.MaxBatchesInFlight, EmitInterval: 1,
-		MaxAttempts: m.cfg.MaxAttempts}, st)
-	if err != nil {
+	for txid, n := range rec.Failures {
+		st.Failures = append(st.Failures, coord.Failures{TxID: txid, N: n})
+	}
+	if _, err := m.newCoordinator(st); err != nil {
 		return err
 	}
-	m.coord = c
 	m.status.committed.Store(uint64(rec.Committed))
 	for _, n := range m.t.sources {
 		sc, err := n.source.coordinator(m.store, m.status.owner, n.source.id)
@@ -202,10 +209,11 @@ func (m *master) run() {
 			m.pending, m.done = m.coord.Ready(), 0
 		}
 		for m.done < len(m.pending) {
-			if !m.do(m.pending[m.done]) {
+			if m.waiting() || !m.do(m.pending[m.done]) {
 				return
 			}
 			m.done++
+			m.retry.fails = 0
 		}
 		m.pending = nil
 		m.coord.Advance()
@@ -232,6 +240,7 @@ func (m *master) persist(st coord.State) bool {
 	for _, a := range st.Attempts {
 		rec.Attempts[a.TxID] = a.N
 	}
+	rec.Failures = failureCounts(st)
 	v, err := m.store.SwapCoordinator(m.ctx, m.status.owner, m.version, rec)
 	if err != nil {
 		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
@@ -280,6 +289,7 @@ func (m *master) succeed(a Attempt) {
 			delete(m.started, started)
 		}
 	}
+	m.noteCommit(a.TxID)
 	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
 }
 
@@ -309,7 +319,9 @@ func (m *master) Fail(id any) {
 	if cause := m.status.takeFailure(msg.attempt.TxID); cause != nil {
 		reason = fmt.Errorf("%w: %w", reason, cause)
 	}
+	m.noteFailure(reason, false)
 	m.check(m.coord.Fail(msg.attempt, phase, reason))
+	m.checkCorrupt(msg.attempt, reason)
 	m.run()
 }
 
@@ -333,7 +345,7 @@ func (m *master) retryOrCrash(err error) {
 	if !failure.IsRetryable(err) {
 		panic(fmt.Errorf("trident: master coordinator: %w", err))
 	}
-	m.out.ReportError(err)
+	m.actionFailed(err)
 }
 
 func (m *master) Close() error {

@@ -40,9 +40,33 @@ type Config struct {
 	DeadLetters DeadLetters
 
 	// MaxAttempts halts the topology after a txid failed that many times;
-	// Running.Err then names the batch and the last failure. Zero means no
-	// limit (Storm's behaviour: replay forever).
+	// Running.Err then names the batch and the last failure. Failures
+	// marked failure.Unavailable (an outage of a dependency) do not count:
+	// they only back off. A worker crash with the batch in flight counts,
+	// and counts are kept in Store, so they survive restarts. Zero means
+	// no limit (Storm's behaviour: replay forever).
 	MaxAttempts int
+
+	// RetryBackoff is the wait before a failed batch is replayed, after
+	// the first failure since the last commit; every further failure
+	// doubles it, up to MaxRetryBackoff, and each wait is jittered down by
+	// at most half. The master's retries of failed store and spout calls
+	// wait the same way. Waits are counted in BatchEmitInterval ticks,
+	// rounded up. Zero means DefaultRetryBackoff (100ms).
+	RetryBackoff time.Duration
+
+	// MaxRetryBackoff caps the wait. Zero means DefaultMaxRetryBackoff
+	// (30s), or RetryBackoff if that is longer.
+	MaxRetryBackoff time.Duration
+
+	// OnCorruptState says what happens when a persistent state holds a
+	// value that cannot be decoded: CorruptHalt (the zero value) or
+	// CorruptQuarantine. See CorruptPolicy.
+	OnCorruptState CorruptPolicy
+
+	// Quarantine receives corrupt stored values under CorruptQuarantine;
+	// it must be set then.
+	Quarantine Quarantine
 }
 
 // DefaultConfig returns a Config with the tuple runtime's defaults.
@@ -62,6 +86,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxBatchesInFlight < 0 || c.BatchEmitInterval < 0 || c.MaxAttempts < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxBatchesInFlight, BatchEmitInterval and MaxAttempts must not be negative", ErrInvalid))
+	}
+	if err := c.validateRetry(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Topology.Validate(); err != nil {
 		errs = append(errs, err)

@@ -83,9 +83,32 @@ func Retryable(err error) bool {
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "i/o timeout")
 }
 
-// Classify marks err with the failure kind Retryable chooses: retryable
-// errors become failure.Retryable, the others stay fatal. Errors already
-// classified keep their kind.
+// Unavailable reports whether a retryable error says that Cassandra is
+// unavailable rather than that the statement failed: timeouts, lost or
+// refused connections, interrupted calls and the server's unavailable,
+// overloaded and bootstrapping answers. A read or write failure, a server
+// error or an unknown CAS outcome is not: it may come from the data (a
+// tombstone limit, for example) and fail the same way every time.
+func Unavailable(err error) bool {
+	if !Retryable(err) {
+		return false
+	}
+	var reqErr gocql.RequestError
+	if errors.As(err, &reqErr) {
+		switch reqErr.Code() {
+		case gocql.ErrCodeUnavailable, gocql.ErrCodeOverloaded, gocql.ErrCodeBootstrapping,
+			gocql.ErrCodeWriteTimeout, gocql.ErrCodeReadTimeout:
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// Classify marks err with the failure kind Retryable and Unavailable
+// choose: an outage becomes failure.Unavailable, another retryable error
+// failure.Retryable, and the others stay fatal. Errors already classified
+// keep their kind.
 func Classify(err error) error {
 	if err == nil {
 		return nil
@@ -94,7 +117,10 @@ func Classify(err error) error {
 	if errors.As(err, &fe) {
 		return err
 	}
-	if Retryable(err) {
+	switch {
+	case Unavailable(err):
+		return failure.Unavailable(err)
+	case Retryable(err):
 		return failure.Retryable(err)
 	}
 	return err

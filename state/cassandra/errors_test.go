@@ -23,28 +23,34 @@ func (e reqErr) Error() string   { return e.Message() }
 
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
-		err       error
-		retryable bool
+		err         error
+		retryable   bool
+		unavailable bool
 	}{
-		{reqErr{gocql.ErrCodeUnavailable}, true},
-		{reqErr{gocql.ErrCodeOverloaded}, true},
-		{reqErr{gocql.ErrCodeWriteTimeout}, true},
-		{reqErr{gocql.ErrCodeReadTimeout}, true},
-		{reqErr{gocql.ErrCodeCASWriteUnknown}, true},
-		{reqErr{gocql.ErrCodeSyntax}, false},
-		{reqErr{gocql.ErrCodeInvalid}, false},
-		{reqErr{gocql.ErrCodeUnauthorized}, false},
-		{reqErr{gocql.ErrCodeCredentials}, false},
-		{gocql.ErrTimeoutNoResponse, true},
-		{gocql.ErrNoConnections, true},
-		{gocql.ErrConnectionClosed, true},
-		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
-		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), true},
-		{state.ErrBadKey, false},
+		{reqErr{gocql.ErrCodeUnavailable}, true, true},
+		{reqErr{gocql.ErrCodeOverloaded}, true, true},
+		{reqErr{gocql.ErrCodeWriteTimeout}, true, true},
+		{reqErr{gocql.ErrCodeReadTimeout}, true, true},
+		{reqErr{gocql.ErrCodeCASWriteUnknown}, true, false},
+		{reqErr{gocql.ErrCodeReadFailure}, true, false},
+		{reqErr{gocql.ErrCodeServer}, true, false},
+		{reqErr{gocql.ErrCodeSyntax}, false, false},
+		{reqErr{gocql.ErrCodeInvalid}, false, false},
+		{reqErr{gocql.ErrCodeUnauthorized}, false, false},
+		{reqErr{gocql.ErrCodeCredentials}, false, false},
+		{gocql.ErrTimeoutNoResponse, true, true},
+		{gocql.ErrNoConnections, true, true},
+		{gocql.ErrConnectionClosed, true, true},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true, true},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), true, true},
+		{state.ErrBadKey, false, false},
 	} {
 		op := &OpError{Table: "ks.t", Op: "put", Keys: 10, Failed: 1, Key: state.MustKey("k"), Err: tc.err}
 		if got := failure.IsRetryable(Classify(op)); got != tc.retryable {
 			t.Errorf("Classify(%v): retryable = %v, want %v", op, got, tc.retryable)
+		}
+		if got := failure.IsUnavailable(Classify(op)); got != tc.unavailable {
+			t.Errorf("Classify(%v): unavailable = %v, want %v", op, got, tc.unavailable)
 		}
 	}
 }

@@ -39,6 +39,14 @@ func (m *Map[V]) BeginCommit(context.Context, state.TxID) error { return nil }
 // Commit does nothing.
 func (m *Map[V]) Commit(context.Context, state.TxID) error { return nil }
 
+// SetCorruptHandler implements state.CorruptHandling: h decides what
+// becomes of stored values that cannot be decoded.
+func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.store.OnCorrupt = h
+}
+
 // MultiGet returns the stored values.
 func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
@@ -53,10 +61,9 @@ func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[
 		if !s.Found {
 			continue
 		}
-		if out[i].Val, err = core.Decode(c, i, m.codec, s.Rec); err != nil {
+		if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, s.Rec); err != nil {
 			return nil, err
 		}
-		out[i].Found = true
 	}
 	return out, nil
 }
@@ -78,7 +85,7 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 		s := c.Slot(i)
 		var old V
 		if s.Found {
-			if old, err = core.Decode(c, i, m.codec, s.Rec); err != nil {
+			if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec); err != nil {
 				return nil, err
 			}
 		}

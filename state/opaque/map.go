@@ -57,6 +57,14 @@ func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
 	return m.store.End(txid)
 }
 
+// SetCorruptHandler implements state.CorruptHandling: h decides what
+// becomes of stored values that cannot be decoded.
+func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.store.OnCorrupt = h
+}
+
 // MultiGet returns what the current batch sees: curr for keys written in
 // this commit or by an earlier batch, prev during a replay, and curr for
 // every key outside a commit.
@@ -74,10 +82,9 @@ func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[
 			return nil, err
 		}
 		if raw.Found {
-			if out[i].Val, err = core.Decode(c, i, m.codec, raw.Val); err != nil {
+			if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, raw.Val); err != nil {
 				return nil, err
 			}
-			out[i].Found = true
 		}
 	}
 	return out, nil
@@ -115,7 +122,6 @@ func (m *Map[V]) update(ctx context.Context, keys []state.Key, updater func(int)
 	}
 	out := make([]V, len(keys))
 	for i := range keys {
-		s := c.Slot(i)
 		old, err := m.old(c, i)
 		if err != nil {
 			return nil, err
@@ -127,12 +133,13 @@ func (m *Map[V]) update(ctx context.Context, keys []state.Key, updater func(int)
 			if old.Found {
 				// A fresh decode per update: the updater may modify ov
 				// freely, prev is kept as bytes.
-				if ov, err = core.Decode(c, i, m.codec, old.Val); err != nil {
+				if ov, old.Found, err = core.Decode(ctx, c, i, m.codec, old.Val); err != nil {
 					return nil, err
 				}
 			}
 			nv = u.Update(ov, old.Found)
 		}
+		s := c.Slot(i) // after Decode, which may have made the key absent
 		raw, err := core.Encode(m.codec, nv)
 		if err != nil {
 			return nil, err

@@ -67,6 +67,14 @@ func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
 	return m.store.End(txid)
 }
 
+// SetCorruptHandler implements state.CorruptHandling: h decides what
+// becomes of stored values that cannot be decoded.
+func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.store.OnCorrupt = h
+}
+
 // MultiGet returns the stored values.
 func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
@@ -81,10 +89,9 @@ func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[
 		if !s.Found {
 			continue
 		}
-		if out[i].Val, err = core.Decode(c, i, m.codec, s.Rec.Val); err != nil {
+		if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
 			return nil, err
 		}
-		out[i].Found = true
 	}
 	return out, nil
 }
@@ -113,10 +120,13 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 			if s.Rec.TxID > tx {
 				return nil, &state.BehindError{Map: c.Name(), Key: c.Key(i), Batch: tx, Stored: s.Rec.TxID}
 			}
-			if old, err = core.Decode(c, i, m.codec, s.Rec.Val); err != nil {
+			var found bool
+			if old, found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
 				return nil, err
 			}
-			if s.Rec.TxID == tx && !s.Cached {
+			if !found {
+				s = c.Slot(i) // taken by the corrupt handler: absent
+			} else if s.Rec.TxID == tx && !s.Cached {
 				out[i] = old // applied before this replay
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 
 	"github.com/squallstream/squall/state"
@@ -92,16 +93,20 @@ type Record struct {
 	// Attempts maps each txid after Committed that was emitted to the
 	// highest attempt number used for it.
 	Attempts map[state.TxID]uint32
+	// Failures maps each txid after Committed that has failures counted
+	// against the attempt limit to their number. Records stored before it
+	// existed load without it.
+	Failures map[state.TxID]uint32
 }
 
 // Clone returns a deep copy of r.
 func (r Record) Clone() Record {
 	c := Record{Committed: r.Committed}
 	if len(r.Attempts) > 0 {
-		c.Attempts = make(map[state.TxID]uint32, len(r.Attempts))
-		for t, n := range r.Attempts {
-			c.Attempts[t] = n
-		}
+		c.Attempts = maps.Clone(r.Attempts)
+	}
+	if len(r.Failures) > 0 {
+		c.Failures = maps.Clone(r.Failures)
 	}
 	return c
 }

@@ -33,6 +33,9 @@ type Store[R any] struct {
 	// CachedBatchReadsMap): records written since BeginCommit are served
 	// from memory and flagged Cached.
 	Cache bool
+	// OnCorrupt, when set, decides what becomes of a stored value that
+	// cannot be decoded (see state.CorruptHandler).
+	OnCorrupt state.CorruptHandler
 
 	tx      state.TxID
 	written map[string]R
@@ -129,7 +132,10 @@ func (s *Store[R]) Load(ctx context.Context, keys []state.Key) (*Call[R], error)
 		}
 		r, err := s.Format.Parse(got[j].Val)
 		if err != nil {
-			return nil, state.Corrupt(s.Name, fkeys[j], err)
+			if err := s.corrupt(ctx, fkeys[j], got[j].Val, err); err != nil {
+				return nil, err
+			}
+			continue // taken by the handler: absent
 		}
 		c.slots[d] = Slot[R]{Rec: r, Found: true}
 	}
@@ -204,15 +210,36 @@ func (c *Call[R]) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Decode decodes a user value of keys[i] with codec, reporting failure as
-// a corrupt stored value of that key.
-func Decode[V, R any](c *Call[R], i int, codec state.Codec[V], raw []byte) (V, error) {
+// Decode decodes a user value of keys[i] with codec and reports whether
+// there is one. A value that cannot be decoded is a corrupt stored value
+// of that key: unless the store's OnCorrupt handler takes it, Decode fails
+// with state.Corrupt's error; if the handler takes it, the key becomes
+// absent for the rest of the call (Slot(i).Found is false) and Decode
+// returns the zero V and false.
+func Decode[V, R any](ctx context.Context, c *Call[R], i int, codec state.Codec[V], raw []byte) (V, bool, error) {
 	v, err := codec.Unmarshal(raw)
 	if err != nil {
 		var zero V
-		return zero, state.Corrupt(c.s.Name, c.keys[i], err)
+		if err := c.s.corrupt(ctx, c.keys[i], raw, err); err != nil {
+			return zero, false, err
+		}
+		c.slots[c.idx[i]] = Slot[R]{}
+		return zero, false, nil
 	}
-	return v, nil
+	return v, true, nil
+}
+
+// corrupt handles the undecodable stored value raw of key: nil if the
+// OnCorrupt handler took it, else the error to fail the call with.
+func (s *Store[R]) corrupt(ctx context.Context, key state.Key, raw []byte, cause error) error {
+	if s.OnCorrupt == nil {
+		return state.Corrupt(s.Name, key, cause)
+	}
+	de := &state.DecodeError{Map: s.Name, Key: key, Raw: append([]byte(nil), raw...), Err: cause}
+	if err := s.OnCorrupt(ctx, de); err != nil {
+		return fmt.Errorf("state: %s: handling the corrupt value of key %v: %w", s.Name, key, err)
+	}
+	return nil
 }
 
 // Encode encodes a new user value with codec and checks that the result is

@@ -46,7 +46,17 @@ func encodeRecord(v coordstore.Version, r coordstore.Record) []byte {
 	b = binary.AppendUvarint(b, uint64(v))
 	b = binary.AppendUvarint(b, uint64(r.Committed))
 	b = binary.AppendUvarint(b, uint64(len(r.Attempts)))
-	for t, n := range r.Attempts {
+	b = appendPairs(b, r.Attempts)
+	if len(r.Failures) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Failures)))
+		b = appendPairs(b, r.Failures)
+	}
+	return b
+}
+
+// appendPairs appends each (txid, n) of m as two uvarints.
+func appendPairs(b []byte, m map[state.TxID]uint32) []byte {
+	for t, n := range m {
 		b = binary.AppendUvarint(b, uint64(t))
 		b = binary.AppendUvarint(b, uint64(n))
 	}
@@ -76,22 +86,25 @@ func decodeRecord(b []byte) (coordstore.Version, coordstore.Record, error) {
 	if count > uint64(len(b)) { // every attempt takes at least two bytes
 		return 0, coordstore.Record{}, fmt.Errorf("record claims %d attempts in %d bytes", count, len(b))
 	}
-	if count > 0 {
-		r.Attempts = make(map[state.TxID]uint32, count)
+	var err error
+	if r.Attempts, err = readPairs(next, count, "attempt number"); err != nil {
+		return 0, coordstore.Record{}, err
 	}
-	for range count {
-		t, err := next()
-		if err != nil {
-			return 0, coordstore.Record{}, err
-		}
+	// Failure counts follow in records written since they exist.
+	if rest := len(b); rest > 0 {
 		n, err := next()
 		if err != nil {
 			return 0, coordstore.Record{}, err
 		}
-		if n > 1<<32-1 {
-			return 0, coordstore.Record{}, fmt.Errorf("attempt number %d out of range", n)
+		if n == 0 { // never written: an empty section is left out
+			return 0, coordstore.Record{}, fmt.Errorf("%d bytes after the record", rest)
 		}
-		r.Attempts[state.TxID(t)] = uint32(n)
+		if n > uint64(len(b)) {
+			return 0, coordstore.Record{}, fmt.Errorf("record claims %d failure counts in %d bytes", n, len(b))
+		}
+		if r.Failures, err = readPairs(next, n, "failure count"); err != nil {
+			return 0, coordstore.Record{}, err
+		}
 	}
 	if len(b) != 0 {
 		return 0, coordstore.Record{}, fmt.Errorf("%d bytes after the record", len(b))
@@ -112,4 +125,27 @@ func keyTx(k []byte) (state.TxID, error) {
 		return 0, fmt.Errorf("meta key of %d bytes, want 8", len(k))
 	}
 	return state.TxID(binary.BigEndian.Uint64(k)), nil
+}
+
+// readPairs reads count (txid, n) uvarint pairs; what names n in errors.
+func readPairs(next func() (uint64, error), count uint64, what string) (map[state.TxID]uint32, error) {
+	if count == 0 {
+		return nil, nil
+	}
+	m := make(map[state.TxID]uint32, count)
+	for range count {
+		t, err := next()
+		if err != nil {
+			return nil, err
+		}
+		n, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if n > 1<<32-1 {
+			return nil, fmt.Errorf("%s %d out of range", what, n)
+		}
+		m[state.TxID(t)] = uint32(n)
+	}
+	return m, nil
 }

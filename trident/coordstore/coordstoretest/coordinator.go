@@ -23,7 +23,7 @@ func rec(committed state.TxID, attempts ...uint32) coordstore.Record {
 }
 
 func equalRecord(a, b coordstore.Record) bool {
-	return a.Committed == b.Committed && maps.Equal(a.Attempts, b.Attempts)
+	return a.Committed == b.Committed && maps.Equal(a.Attempts, b.Attempts) && maps.Equal(a.Failures, b.Failures)
 }
 
 func load(t *testing.T, s coordstore.Store, stream string) (coordstore.Record, coordstore.Version) {
@@ -137,4 +137,22 @@ func testCoordinatorExtremes(t *testing.T, s coordstore.Store) {
 	}
 	v = swap(t, s, "s", v, big)
 	wantRecord(t, s, "s", big, v)
+}
+
+func testCoordinatorFailures(t *testing.T, s coordstore.Store) {
+	// Failure counts round-trip, and a later record without them loads
+	// without them.
+	r := rec(3, 1, 2, 0)
+	r.Failures = map[state.TxID]uint32{4: 2, 6: math.MaxUint32}
+	v := swap(t, s, "s", 0, r)
+	wantRecord(t, s, "s", r, v)
+	got, _ := load(t, s, "s")
+	got.Failures[4] = 99 // the store must not hand out its own map
+	wantRecord(t, s, "s", r, v)
+	v = swap(t, s, "s", v, rec(4, 0))
+	wantRecord(t, s, "s", rec(4, 0), v)
+	// Failures without attempts, too.
+	only := coordstore.Record{Committed: 5, Failures: map[state.TxID]uint32{6: 1}}
+	v = swap(t, s, "s", v, only)
+	wantRecord(t, s, "s", only, v)
 }

@@ -50,6 +50,7 @@ func Run(t *testing.T, f Factory) {
 		{"CoordinatorStreams", testCoordinatorStreams},
 		{"CoordinatorCopies", testCoordinatorCopies},
 		{"CoordinatorExtremes", testCoordinatorExtremes},
+		{"CoordinatorFailures", testCoordinatorFailures},
 		{"MetaGetPut", testMetaGetPut},
 		{"MetaEmptyValues", testMetaEmptyValues},
 		{"MetaPrev", testMetaPrev},

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/squallstream/squall/state"
@@ -63,9 +64,25 @@ type State struct {
 	// Attempts holds, in increasing txid order, the highest attempt number
 	// used for each txid after Committed that was ever emitted.
 	Attempts []Attempt
+	// Failures holds, in increasing txid order, the failures counted
+	// against Config.MaxAttempts for each txid after Committed that has
+	// any.
+	Failures []Failures
 }
 
-// String formats the state, for example "committed=2 attempts=[3:1 4:0]".
+// Failures is the number of failures counted against one txid.
+type Failures struct {
+	TxID state.TxID
+	N    uint32
+}
+
+// String returns "txid:failures", for example "3:2".
+func (f Failures) String() string {
+	return f.TxID.String() + ":" + strconv.FormatUint(uint64(f.N), 10)
+}
+
+// String formats the state, for example "committed=2 attempts=[3:1 4:0]"
+// or, with failures counted, "committed=2 attempts=[3:1 4:0] failures=[3:1]".
 func (s State) String() string {
 	var b strings.Builder
 	b.WriteString("committed=")
@@ -78,5 +95,15 @@ func (s State) String() string {
 		b.WriteString(a.String())
 	}
 	b.WriteByte(']')
+	if len(s.Failures) > 0 {
+		b.WriteString(" failures=[")
+		for i, f := range s.Failures {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(f.String())
+		}
+		b.WriteByte(']')
+	}
 	return b.String()
 }

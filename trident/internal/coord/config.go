@@ -29,9 +29,22 @@ type Config struct {
 
 	// MaxAttempts is the number of failed attempts after which a txid halts
 	// the coordinator with an *AttemptLimitError. Only failures of the txid
-	// itself count, not re-runs caused by the failure of an earlier txid.
+	// itself count, not re-runs caused by the failure of an earlier txid,
+	// and not failures whose reason is an outage (failure.IsUnavailable).
+	// The count is part of the durable State, so it survives restarts.
 	// Zero means no limit, as in Storm.
 	MaxAttempts int
+	// RetryBackoff is the number of ticks the re-run of a failed txid
+	// waits after the first failure since the last commit; every further
+	// failure doubles the wait, up to MaxRetryBackoff, and each wait is
+	// jittered down by at most half. A commit resets it. Zero means no
+	// wait.
+	RetryBackoff int
+	// MaxRetryBackoff caps the wait, in ticks. Zero means RetryBackoff.
+	MaxRetryBackoff int
+	// Seed seeds the jitter of the retry backoff: the same inputs with the
+	// same seed give the same actions.
+	Seed uint64
 }
 
 // Validate reports a configuration the coordinator cannot run with. The
@@ -46,6 +59,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: negative BatchTimeout %d", ErrInvalidConfig, c.BatchTimeout)
 	case c.MaxAttempts < 0:
 		return fmt.Errorf("%w: negative MaxAttempts %d", ErrInvalidConfig, c.MaxAttempts)
+	case c.RetryBackoff < 0 || c.MaxRetryBackoff < 0:
+		return fmt.Errorf("%w: negative RetryBackoff %d or MaxRetryBackoff %d", ErrInvalidConfig, c.RetryBackoff, c.MaxRetryBackoff)
+	case c.MaxRetryBackoff > 0 && c.MaxRetryBackoff < c.RetryBackoff:
+		return fmt.Errorf("%w: MaxRetryBackoff %d below RetryBackoff %d", ErrInvalidConfig, c.MaxRetryBackoff, c.RetryBackoff)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 )
 
@@ -15,7 +16,7 @@ type slot struct {
 	attempt  uint32 // the highest attempt number used; current if active
 	status   Status // zero when inactive
 	deadline int64  // tick at which the current phase times out
-	failures int    // failed attempts since the coordinator started
+	failures int    // failures counted against Config.MaxAttempts
 }
 
 // Coordinator is the batch coordinator state machine. It is not safe for
@@ -31,12 +32,17 @@ type Coordinator struct {
 	slots     []slot                // slots[t % len(slots)] records txid t of the window
 	active    int                   // active txids: committed+1 .. committed+active
 	extra     map[state.TxID]uint32 // recovered attempts beyond the window
+	extraFail map[state.TxID]uint32 // recovered failure counts beyond the window
 
 	now      int64 // ticks seen
 	lastEmit int64 // tick of the last emission
 	emitted  bool  // whether anything was emitted yet
 	paused   bool  // the spouts are not ready
 	err      error // non-nil once halted
+
+	backoff Backoff
+	streak  int   // failures since the last commit
+	retryAt int64 // no emission before this tick
 
 	dirty   bool     // the durable state changed since the last Persist
 	step    []Action // announcements of the current input
@@ -56,8 +62,22 @@ func New(cfg Config, st State) (*Coordinator, error) {
 		return nil, err
 	}
 	w := cfg.window()
-	c := &Coordinator{cfg: cfg, committed: st.Committed, slots: make([]slot, w)}
+	c := &Coordinator{cfg: cfg, committed: st.Committed, slots: make([]slot, w),
+		backoff: NewBackoff(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed)}
 	last := st.Committed + state.TxID(w)
+	for _, f := range st.Failures {
+		switch {
+		case f.TxID <= st.Committed:
+		case f.TxID <= last:
+			s := c.slot(f.TxID)
+			s.failures = max(s.failures, int(f.N))
+		default:
+			if c.extraFail == nil {
+				c.extraFail = make(map[state.TxID]uint32)
+			}
+			c.extraFail[f.TxID] = max(c.extraFail[f.TxID], f.N)
+		}
+	}
 	for _, a := range st.Attempts {
 		switch {
 		case a.TxID <= st.Committed:
@@ -121,6 +141,11 @@ func (c *Coordinator) Ack(a Attempt, p Status) {
 			s.used, s.attempt = true, n
 			delete(c.extra, next)
 		}
+		if n, ok := c.extraFail[next]; ok {
+			s.failures = int(n)
+			delete(c.extraFail, next)
+		}
+		c.streak = 0
 		c.dirty = true
 		c.step = append(c.step, Action{Kind: Success, Attempt: a})
 	}
@@ -147,16 +172,55 @@ func (c *Coordinator) Fail(a Attempt, p Status, reason error) error {
 }
 
 func (c *Coordinator) fail(a Attempt, s *slot, reason error) {
-	s.failures++
-	if c.cfg.MaxAttempts > 0 && s.failures >= c.cfg.MaxAttempts {
-		c.err = &AttemptLimitError{Last: a, Failures: s.failures, Reason: reason}
+	if !failure.IsUnavailable(reason) && c.count(a, s, reason) {
 		return
+	}
+	c.streak++
+	if d := c.backoff.Delay(c.streak); d > 0 {
+		c.retryAt = c.now + d
 	}
 	end := c.committed + state.TxID(c.active)
 	for t := a.TxID; t <= end; t++ {
 		c.slot(t).status = 0
 	}
 	c.active = int(a.TxID - c.committed - 1)
+}
+
+// count counts a failure of attempt a against Config.MaxAttempts and
+// reports whether it halted the coordinator. With a limit, the count is
+// durable: the next Persist carries it.
+func (c *Coordinator) count(a Attempt, s *slot, reason error) bool {
+	s.failures++
+	if c.cfg.MaxAttempts == 0 {
+		return false
+	}
+	if s.failures >= c.cfg.MaxAttempts {
+		c.err = &AttemptLimitError{Last: a, Failures: s.failures, Reason: reason}
+		return true
+	}
+	c.dirty = true
+	return false
+}
+
+// Restarted tells a coordinator just created with New that its
+// predecessor stopped abnormally (the worker crashed) rather than being
+// started for the first time, for reason. If the lowest uncommitted txid
+// had been emitted, its attempt died with the predecessor: that counts as
+// a failure against Config.MaxAttempts (unless reason is an outage), so a
+// batch that crashes the worker every time halts the coordinator instead
+// of looping. Restarted must come before any other input; later calls are
+// ignored. It returns a non-nil error once the coordinator has halted.
+func (c *Coordinator) Restarted(reason error) error {
+	if c.err != nil || c.now > 0 || c.active > 0 {
+		return c.err
+	}
+	t := c.committed + 1
+	if s := c.slot(t); s.used && !failure.IsUnavailable(reason) {
+		c.count(Attempt{TxID: t, N: s.attempt}, s, reason)
+	}
+	c.sync()
+	c.flush()
+	return c.err
 }
 
 // Tick advances logical time by one tick: batches whose phase has lasted
@@ -211,7 +275,7 @@ func (c *Coordinator) sync() {
 			c.step = append(c.step, Action{Kind: Commit, Attempt: Attempt{TxID: c.committed + 1, N: s.attempt}})
 		}
 	}
-	for !c.paused && c.active < len(c.slots) && !c.throttled() {
+	for !c.paused && c.active < len(c.slots) && !c.throttled() && c.now >= c.retryAt {
 		t := c.committed + state.TxID(c.active) + 1
 		s := c.slot(t)
 		switch {
@@ -245,6 +309,27 @@ func (c *Coordinator) flush() {
 	}
 	c.actions = append(c.actions, c.step...)
 	c.step = c.step[:0]
+}
+
+// failures returns the failure counts of the durable state: none without
+// an attempt limit.
+func (c *Coordinator) failures() []Failures {
+	if c.cfg.MaxAttempts == 0 {
+		return nil
+	}
+	var fs []Failures
+	for i := 1; i <= len(c.slots); i++ {
+		t := c.committed + state.TxID(i)
+		if s := c.slot(t); s.failures > 0 {
+			fs = append(fs, Failures{TxID: t, N: uint32(s.failures)})
+		}
+	}
+	k := len(fs)
+	for t, n := range c.extraFail {
+		fs = append(fs, Failures{TxID: t, N: n})
+	}
+	slices.SortFunc(fs[k:], func(a, b Failures) int { return cmp.Compare(a.TxID, b.TxID) })
+	return fs
 }
 
 // HasReady reports whether there are actions for the shell.
@@ -297,6 +382,7 @@ func (c *Coordinator) State() State {
 			n++
 		}
 	}
+	st.Failures = c.failures()
 	if n+len(c.extra) == 0 {
 		return st
 	}

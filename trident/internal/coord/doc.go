@@ -51,12 +51,27 @@
 // Config.BatchTimeout in ticks. With BatchTimeout zero the coordinator never
 // times batches out itself, and the shell reports timeouts with Fail.
 //
+// # Retries
+//
+// After a failure the re-run waits Config.RetryBackoff ticks, doubled for
+// every further failure since the last commit up to Config.MaxRetryBackoff
+// and jittered from the seeded Config.Seed (see Backoff); batches already
+// in flight still commit meanwhile. With Config.MaxAttempts, a txid whose
+// failures reach the limit halts the coordinator with an
+// *AttemptLimitError. A failure whose reason is an outage
+// (failure.IsUnavailable) backs off but is not counted: waiting can fix
+// it. Counts are part of the durable State, and Restarted counts the
+// attempt that a crashed predecessor left in flight, so a batch that
+// crashes the worker every time halts too.
+//
 // # Recovery
 //
 // New takes the last persisted State: the last committed txid and the
 // highest attempt number used for each txid after it. The coordinator
 // resumes at the next txid, and every batch it emits has an attempt number
 // above any used before, so no (txid, attempt) pair is ever announced twice.
+// With an attempt limit, the State also carries each uncommitted txid's
+// failure count.
 //
 // # Differences from Storm
 //

@@ -13,6 +13,9 @@ var (
 	ErrBatchTimeout = errors.New("coord: batch timed out")
 	// ErrAttemptLimit is matched (errors.Is) by every *AttemptLimitError.
 	ErrAttemptLimit = errors.New("coord: attempt limit reached")
+	// ErrRestarted is the failure reason the shell may give Restarted: the
+	// coordinator's predecessor stopped with the batch in flight.
+	ErrRestarted = errors.New("coord: restarted with the batch in flight")
 )
 
 // AttemptLimitError halts a coordinator whose batch failed
@@ -20,7 +23,7 @@ var (
 // attempts and the last failure reason, which Unwrap returns.
 type AttemptLimitError struct {
 	Last     Attempt // the last failed attempt
-	Failures int     // failed attempts at Last.TxID since the coordinator started
+	Failures int     // failures of Last.TxID counted, across restarts
 	Reason   error   // why Last failed; may be nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 	"pgregory.net/rapid"
 )
@@ -14,8 +15,9 @@ import (
 // model is a direct transcription of Storm's MasterBatchCoordinator
 // (activeTx and attemptIds as maps, one loop over the window), with the
 // changes this package documents: a stale fail is ignored, acks and fails
-// name their phase, time is counted in ticks, and failures per txid are
-// limited. The property test checks that Coordinator's actions equal the
+// name their phase, time is counted in ticks, failures per txid are limited
+// (durably, outages aside, a crash counting as a failure), and re-runs back
+// off. The property test checks that Coordinator's actions equal the
 // model's after every input.
 type model struct {
 	cfg      Config
@@ -24,6 +26,9 @@ type model struct {
 	active   map[state.TxID]*mtx
 	attempts map[state.TxID]uint32 // Storm's attemptIds
 	failures map[state.TxID]int
+	backoff  Backoff
+	streak   int
+	retryAt  int64
 	now      int64
 	lastEmit int64
 	emitted  bool
@@ -46,6 +51,12 @@ func newModel(cfg Config, st State) *model {
 		active:   map[state.TxID]*mtx{},
 		attempts: map[state.TxID]uint32{},
 		failures: map[state.TxID]int{},
+		backoff:  NewBackoff(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed),
+	}
+	for _, f := range st.Failures {
+		if f.TxID > st.Committed {
+			m.failures[f.TxID] = max(m.failures[f.TxID], int(f.N))
+		}
 	}
 	for _, a := range st.Attempts {
 		if n, ok := m.attempts[a.TxID]; a.TxID > st.Committed && (!ok || a.N > n) {
@@ -73,6 +84,8 @@ func (m *model) ack(a Attempt, p Status) {
 	} else {
 		delete(m.active, a.TxID)
 		delete(m.attempts, a.TxID)
+		delete(m.failures, a.TxID)
+		m.streak = 0
 		m.curr = a.TxID + 1
 		m.dirty = true
 		m.step = append(m.step, Action{Kind: Success, Attempt: a})
@@ -80,19 +93,42 @@ func (m *model) ack(a Attempt, p Status) {
 	m.sync()
 }
 
-func (m *model) fail(a Attempt, p Status) {
+func (m *model) fail(a Attempt, p Status, outage bool) {
 	if m.find(a, p) == nil {
 		return
 	}
-	m.doFail(a)
+	m.doFail(a, outage)
 	m.sync()
 }
 
-func (m *model) doFail(a Attempt) {
-	m.failures[a.TxID]++
-	if m.cfg.MaxAttempts > 0 && m.failures[a.TxID] >= m.cfg.MaxAttempts {
+// count counts a failure of txid t and reports whether it halted.
+func (m *model) count(t state.TxID) bool {
+	m.failures[t]++
+	if m.cfg.MaxAttempts > 0 && m.failures[t] >= m.cfg.MaxAttempts {
 		m.halted = true
+		return true
+	}
+	m.dirty = m.dirty || m.cfg.MaxAttempts > 0
+	return false
+}
+
+func (m *model) restarted(outage bool) {
+	if m.halted || m.now > 0 || len(m.active) > 0 {
 		return
+	}
+	if _, ok := m.attempts[m.curr]; ok && !outage {
+		m.count(m.curr)
+	}
+	m.sync()
+}
+
+func (m *model) doFail(a Attempt, outage bool) {
+	if !outage && m.count(a.TxID) {
+		return
+	}
+	m.streak++
+	if d := m.backoff.Delay(m.streak); d > 0 {
+		m.retryAt = m.now + d
 	}
 	for t := range m.active {
 		if t >= a.TxID {
@@ -109,7 +145,7 @@ func (m *model) tick() {
 	if m.cfg.BatchTimeout > 0 {
 		for t := m.curr; t < m.curr+state.TxID(m.max); t++ {
 			if tx := m.active[t]; tx != nil && tx.status != Processed && m.now >= tx.deadline {
-				m.doFail(tx.a)
+				m.doFail(tx.a, false)
 				break
 			}
 		}
@@ -132,7 +168,7 @@ func (m *model) sync() {
 			tx.deadline = m.now + int64(m.cfg.BatchTimeout)
 			m.step = append(m.step, Action{Kind: Commit, Attempt: tx.a})
 		}
-		for t := m.curr; t < m.curr+state.TxID(m.max) && !m.paused; t++ {
+		for t := m.curr; t < m.curr+state.TxID(m.max) && !m.paused && m.now >= m.retryAt; t++ {
 			throttled := m.cfg.EmitInterval > 0 && m.emitted && m.now-m.lastEmit < int64(m.cfg.EmitInterval)
 			if m.active[t] != nil || throttled {
 				continue
@@ -154,6 +190,12 @@ func (m *model) sync() {
 			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: n})
 		}
 		slices.SortFunc(st.Attempts, func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
+		for t, n := range m.failures {
+			if n > 0 && m.cfg.MaxAttempts > 0 {
+				st.Failures = append(st.Failures, Failures{TxID: t, N: uint32(n)})
+			}
+		}
+		slices.SortFunc(st.Failures, func(a, b Failures) int { return cmp.Compare(a.TxID, b.TxID) })
 		m.out = append(m.out, Action{Kind: Persist, State: st})
 		m.dirty = false
 	}
@@ -280,6 +322,11 @@ func TestModel(t *testing.T) {
 			EmitInterval:       rapid.IntRange(0, 3).Draw(t, "interval"),
 			BatchTimeout:       rapid.IntRange(0, 8).Draw(t, "timeout"),
 			MaxAttempts:        rapid.IntRange(0, 8).Draw(t, "attempts"),
+			RetryBackoff:       rapid.IntRange(0, 3).Draw(t, "backoff"),
+			Seed:               rapid.Uint64().Draw(t, "seed"),
+		}
+		if cfg.RetryBackoff > 0 {
+			cfg.MaxRetryBackoff = rapid.IntRange(cfg.RetryBackoff, 12).Draw(t, "maxBackoff")
 		}
 		c, err := New(cfg, State{})
 		if err != nil {
@@ -345,7 +392,7 @@ func TestModel(t *testing.T) {
 			}
 			return a, p
 		}
-		reason := errors.New("injected")
+		reason, outage := errors.New("injected"), failure.Unavailable(errors.New("injected outage"))
 		input := func(t *rapid.T, n int) {
 			switch rapid.IntRange(0, 9).Draw(t, "input") {
 			case 0, 1:
@@ -355,7 +402,12 @@ func TestModel(t *testing.T) {
 				run("ready", n, func(c *Coordinator) { c.SetSpoutReady(r) }, func(m *model) { m.setReady(r) })
 			case 3:
 				a, p := pick(t)
-				run("fail "+a.String(), n, func(c *Coordinator) { c.Fail(a, p, reason) }, func(m *model) { m.fail(a, p) })
+				o := rapid.IntRange(0, 3).Draw(t, "outage") == 0
+				why := reason
+				if o {
+					why = outage
+				}
+				run("fail "+a.String(), n, func(c *Coordinator) { c.Fail(a, p, why) }, func(m *model) { m.fail(a, p, o) })
 			default:
 				a, p := pick(t)
 				sh.noteAck(a, p)
@@ -378,6 +430,14 @@ func TestModel(t *testing.T) {
 				// restart from the persisted state.
 				input(t, rapid.IntRange(0, 3).Draw(t, "executed"))
 				restart()
+				if rapid.Bool().Draw(t, "crashed") {
+					o := rapid.IntRange(0, 3).Draw(t, "outage") == 0
+					why := ErrRestarted
+					if o {
+						why = outage
+					}
+					run("restarted", -1, func(c *Coordinator) { c.Restarted(why) }, func(m *model) { m.restarted(o) })
+				}
 			},
 			"": func(t *rapid.T) {
 				processing := 0

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 )
 
@@ -20,11 +21,15 @@ var update = flag.Bool("update", false, "rewrite the testdata scripts with the a
 // indented by two spaces. Lines starting with # and blank lines are
 // comments. Inputs:
 //
-//	config [max=N] [interval=N] [timeout=N] [attempts=N]   new coordinator, zero state
+//	config [max=N] [interval=N] [timeout=N] [attempts=N] [backoff=N] [maxbackoff=N] [seed=N]
+//	                          new coordinator, zero state
 //	restart [max=N] ...       new coordinator from the last persisted state
+//	restarted [reason...]     Restarted (the predecessor crashed)
 //	tick [N]                  N ticks (default 1)
 //	ack batch|commit T:A      ack the processing or the commit of attempt T:A
 //	fail batch|commit T:A [reason...]
+//	                          a reason starting with "unavailable" is an
+//	                          outage (failure.Unavailable)
 //	ready true|false          SetSpoutReady
 //	status                    the committed txid and every active txid
 //
@@ -144,7 +149,13 @@ func (d *driver) run(line string) ([]string, error) {
 		if len(args) > 2 {
 			reason = errors.New(strings.Join(args[2:], " "))
 		}
-		_ = d.c.Fail(a, p, reason)
+		_ = d.c.Fail(a, p, scriptReason(reason))
+	case "restarted":
+		var reason error = ErrRestarted
+		if len(args) > 0 {
+			reason = scriptReason(errors.New(strings.Join(args, " ")))
+		}
+		_ = d.c.Restarted(reason)
 	case "ready":
 		if len(args) != 1 {
 			return nil, errors.New("want ready true|false")
@@ -206,11 +217,25 @@ func parseConfig(cfg *Config, args []string) error {
 			cfg.BatchTimeout = n
 		case "attempts":
 			cfg.MaxAttempts = n
+		case "backoff":
+			cfg.RetryBackoff = n
+		case "maxbackoff":
+			cfg.MaxRetryBackoff = n
+		case "seed":
+			cfg.Seed = uint64(n)
 		default:
 			return fmt.Errorf("unknown config key %q", k)
 		}
 	}
 	return nil
+}
+
+// scriptReason marks a reason starting with "unavailable" as an outage.
+func scriptReason(err error) error {
+	if err != nil && strings.HasPrefix(err.Error(), "unavailable") {
+		return failure.Unavailable(err)
+	}
+	return err
 }
 
 func parsePhase(s string) (Status, error) {

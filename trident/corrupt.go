@@ -1,0 +1,139 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/squallstream/squall/state"
+)
+
+// CorruptPolicy says what happens when a persistent state holds a value
+// that cannot be decoded (state.ErrCorrupt).
+type CorruptPolicy uint8
+
+const (
+	// CorruptHalt (the default) fails the batch with the reported
+	// state.DecodeError, which names the map, the key and the cause; the
+	// batch is replayed with backoff, and after the attempt limit
+	// (Config.MaxAttempts, or CorruptAttempts when that is zero) the
+	// topology halts with an error matching ErrAttemptLimit that wraps the
+	// DecodeError. Nothing is overwritten: an operator repairs or removes
+	// the value and restarts.
+	CorruptHalt CorruptPolicy = iota
+	// CorruptQuarantine copies the stored bytes to Config.Quarantine,
+	// counts them (Running.Quarantined), logs them, and treats the key as
+	// absent: the batch goes on and its write replaces the value. The map
+	// states of package state's opaque, transactional and
+	// non-transactional maps support it (state.CorruptHandling); a
+	// persistent state that does not makes Submit's topology fail to
+	// start.
+	CorruptQuarantine
+)
+
+// String names the policy.
+func (p CorruptPolicy) String() string {
+	switch p {
+	case CorruptHalt:
+		return "halt"
+	case CorruptQuarantine:
+		return "quarantine"
+	}
+	return fmt.Sprintf("CorruptPolicy(%d)", uint8(p))
+}
+
+// CorruptAttempts is the number of failed attempts of a batch on a corrupt
+// stored value after which CorruptHalt halts the topology when
+// Config.MaxAttempts is zero.
+const CorruptAttempts = 3
+
+// Quarantined is a stored value that could not be decoded, moved aside
+// under CorruptQuarantine.
+type Quarantined struct {
+	Topology  string
+	Component string  // the group whose state held it
+	Attempt   Attempt // the batch that met it
+	Map       string  // the state's name (state.MapOptions.Name or the backing map's)
+	Key       state.Key
+	Raw       []byte // the stored bytes that could not be decoded
+	Err       error  // why they could not be decoded
+}
+
+// Quarantine receives corrupt stored values. Put is called from the task
+// that met the value, in the batch's commit phase; a replayed batch may
+// put the same value again, so Put must tolerate duplicates. An error
+// from Put fails the batch (it is replayed; the value stays in place).
+type Quarantine interface {
+	Put(ctx context.Context, q Quarantined) error
+}
+
+// QuarantineFunc adapts a function to Quarantine.
+type QuarantineFunc func(ctx context.Context, q Quarantined) error
+
+// Put calls f.
+func (f QuarantineFunc) Put(ctx context.Context, q Quarantined) error { return f(ctx, q) }
+
+// MemoryQuarantine keeps quarantined values in memory, for tests and demos.
+type MemoryQuarantine struct {
+	mu     sync.Mutex
+	values []Quarantined
+}
+
+// Put keeps q.
+func (m *MemoryQuarantine) Put(_ context.Context, q Quarantined) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values = append(m.values, q)
+	return nil
+}
+
+// Values returns the kept values.
+func (m *MemoryQuarantine) Values() []Quarantined {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Quarantined(nil), m.values...)
+}
+
+// Quarantined returns the number of corrupt stored values moved to the
+// quarantine (replays included).
+func (r *Running) Quarantined() uint64 { return r.status.quarantined.Load() }
+
+// FailedAttempts returns the number of failed batch attempts and failed
+// master actions (store or spout calls) since the topology started. Logs
+// show only the changes of the stream's health; this counts everything.
+func (r *Running) FailedAttempts() uint64 { return r.status.failedAttempts.Load() }
+
+// guardCorrupt applies Config.OnCorruptState to the persistent state st
+// of node n: under CorruptQuarantine it installs the handler that moves
+// corrupt values to the quarantine.
+func (b *groupBolt) guardCorrupt(n *node, st any) error {
+	if b.cfg.OnCorruptState != CorruptQuarantine {
+		return nil
+	}
+	h, ok := st.(state.CorruptHandling)
+	if !ok {
+		return fmt.Errorf("%w: OnCorruptState is %v, but the state of %s (%T) cannot hand over corrupt values (state.CorruptHandling)",
+			ErrInvalid, b.cfg.OnCorruptState, b.g.name, st)
+	}
+	h.SetCorruptHandler(func(ctx context.Context, e *state.DecodeError) error {
+		q := Quarantined{Topology: b.topology, Component: b.g.name, Attempt: b.committing,
+			Map: e.Map, Key: e.Key, Raw: e.Raw, Err: e.Err}
+		if err := b.cfg.Quarantine.Put(ctx, q); err != nil {
+			return fmt.Errorf("trident: quarantining %v: %w", e, err)
+		}
+		b.status.quarantined.Add(1)
+		b.log.Warn("corrupt stored value quarantined; the key is treated as absent",
+			"component", b.g.name, "task", b.task, "batch", b.committing.String(), "map", e.Map,
+			"key", e.Key.String(), "bytes", len(e.Raw), "err", e.Err)
+		return nil
+	})
+	return nil
+}
+
+// corruptCause returns the undecodable stored value a batch failed on, if
+// it did.
+func corruptCause(err error) (*state.DecodeError, bool) {
+	var de *state.DecodeError
+	return de, errors.As(err, &de)
+}

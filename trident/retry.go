@@ -1,0 +1,191 @@
+package trident
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/coord"
+)
+
+// Defaults of Config.RetryBackoff and Config.MaxRetryBackoff.
+const (
+	DefaultRetryBackoff    = 100 * time.Millisecond
+	DefaultMaxRetryBackoff = 30 * time.Second
+)
+
+// retryBounds returns the backoff bounds of cfg with their defaults.
+func (c Config) retryBounds() (base, limit time.Duration) {
+	base, limit = c.RetryBackoff, c.MaxRetryBackoff
+	if base == 0 {
+		base = DefaultRetryBackoff
+	}
+	if limit == 0 {
+		limit = max(DefaultMaxRetryBackoff, base)
+	}
+	return base, limit
+}
+
+// validateRetry checks the retry settings.
+func (c Config) validateRetry() error {
+	if c.RetryBackoff < 0 || c.MaxRetryBackoff < 0 {
+		return fmt.Errorf("%w: RetryBackoff %v and MaxRetryBackoff %v must not be negative", ErrInvalid, c.RetryBackoff, c.MaxRetryBackoff)
+	}
+	if base, limit := c.retryBounds(); limit < base {
+		return fmt.Errorf("%w: MaxRetryBackoff %v is below RetryBackoff %v", ErrInvalid, limit, base)
+	}
+	switch c.OnCorruptState {
+	case CorruptHalt, CorruptQuarantine:
+	default:
+		return fmt.Errorf("%w: unknown OnCorruptState %d", ErrInvalid, c.OnCorruptState)
+	}
+	if c.OnCorruptState == CorruptQuarantine && c.Quarantine == nil {
+		return fmt.Errorf("%w: OnCorruptState is CorruptQuarantine but Quarantine is nil", ErrInvalid)
+	}
+	return nil
+}
+
+// coordConfig returns the batch coordinator's configuration. The master
+// ticks the coordinator once per BatchEmitInterval, so the backoff bounds
+// become that many ticks, rounded up.
+func coordConfig(cfg Config, seed uint64) coord.Config {
+	base, limit := cfg.retryBounds()
+	return coord.Config{
+		MaxBatchesInFlight: cfg.MaxBatchesInFlight,
+		EmitInterval:       1,
+		MaxAttempts:        cfg.MaxAttempts,
+		RetryBackoff:       ticks(base, cfg.BatchEmitInterval),
+		MaxRetryBackoff:    ticks(limit, cfg.BatchEmitInterval),
+		Seed:               seed,
+	}
+}
+
+// ticks returns d in ticks of length tick, rounded up, at least 1.
+func ticks(d, tick time.Duration) int {
+	return max(1, int((d+tick-1)/tick))
+}
+
+// shellRetry is the master's own retry state: how long it waits before
+// trying a failed store or spout call again (with the same backoff as
+// batches), and the health of the stream for logging.
+type shellRetry struct {
+	backoff coord.Backoff // in nanoseconds
+	fails   int           // consecutive failed actions
+	until   time.Time     // no action before
+	health  health
+	log     *slog.Logger
+}
+
+func newShellRetry(cfg Config, seed uint64) shellRetry {
+	base, limit := cfg.retryBounds()
+	log := cfg.Topology.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return shellRetry{backoff: coord.NewBackoff(int64(base), int64(limit), seed), log: log}
+}
+
+// newCoordinator makes the master's batch coordinator from the persisted
+// state st, with a fresh jitter seed. After a worker restart (not the
+// first start of the topology), it tells the coordinator that its
+// predecessor crashed, so a batch that crashes the worker every time
+// reaches the attempt limit.
+func (m *master) newCoordinator(st coord.State) (*coord.Coordinator, error) {
+	seed := rand.Uint64()
+	m.retry = newShellRetry(m.cfg, seed)
+	c, err := coord.New(coordConfig(m.cfg, seed), st)
+	if err != nil {
+		return nil, err
+	}
+	m.coord = c
+	if m.status.starts.Add(1) > 1 {
+		m.check(c.Restarted(coord.ErrRestarted))
+	}
+	return c, nil
+}
+
+// failureCounts returns the failure counts of st for the coordinator
+// record, nil when there are none.
+func failureCounts(st coord.State) map[state.TxID]uint32 {
+	if len(st.Failures) == 0 {
+		return nil
+	}
+	fs := make(map[state.TxID]uint32, len(st.Failures))
+	for _, f := range st.Failures {
+		fs[f.TxID] = f.N
+	}
+	return fs
+}
+
+// checkCorrupt halts the topology under CorruptHalt when attempt a failed
+// on a corrupt stored value CorruptAttempts times and Config.MaxAttempts
+// is zero (with MaxAttempts, the coordinator counts these failures like
+// any other).
+func (m *master) checkCorrupt(a Attempt, reason error) {
+	de, ok := corruptCause(reason)
+	if !ok || m.cfg.MaxAttempts > 0 || m.status.halted.Load() != nil {
+		return
+	}
+	if m.corrupt == nil {
+		m.corrupt = map[state.TxID]int{}
+	}
+	m.corrupt[a.TxID]++
+	if n := m.corrupt[a.TxID]; n >= CorruptAttempts {
+		m.check(fmt.Errorf("%w: batch %v failed %d times on a corrupt stored value (last attempt %v; "+
+			"repair or remove it, or set Config.OnCorruptState to CorruptQuarantine): %w",
+			ErrAttemptLimit, a.TxID, n, a, de))
+	}
+}
+
+// waiting reports whether the master must not execute actions yet.
+func (m *master) waiting() bool { return time.Now().Before(m.retry.until) }
+
+// actionFailed notes that a store or spout call of the master failed
+// retryably: the action is tried again after a backoff.
+func (m *master) actionFailed(err error) {
+	m.retry.fails++
+	m.retry.until = time.Now().Add(time.Duration(m.retry.backoff.Delay(m.retry.fails)))
+	m.noteFailure(err, true)
+}
+
+// noteFailure counts a failed attempt and logs only a change of the
+// stream's health: the first failure after success, or a failure with
+// another cause. With report, such a change is also recorded for
+// operators (Running.Errors); the failure of a batch's tuple tree is not,
+// since the task that failed it reported it if it was a reported failure.
+func (m *master) noteFailure(err error, report bool) {
+	m.status.failedAttempts.Add(1)
+	now := time.Now()
+	h := &m.retry.health
+	switch h.failed(now, err) {
+	case healthFailing:
+		m.retry.log.Warn("trident: stream failing; batches are retried with backoff",
+			"topology", m.t.name, "unavailable", failure.IsUnavailable(err), "err", err)
+		if report {
+			m.out.ReportError(err)
+		}
+	case healthChanged:
+		m.retry.log.Warn("trident: stream still failing, with another error",
+			"topology", m.t.name, "failed_attempts", h.attempts, "for", h.duration(now), "unavailable", failure.IsUnavailable(err), "err", err)
+		if report {
+			m.out.ReportError(err)
+		}
+	}
+}
+
+// noteCommit notes that txid committed, and logs a recovery.
+func (m *master) noteCommit(txid state.TxID) {
+	for t := range m.corrupt {
+		if t <= txid {
+			delete(m.corrupt, t)
+		}
+	}
+	h := &m.retry.health
+	if h.succeeded() == healthRecovered {
+		m.retry.log.Info("trident: stream recovered", "topology", m.t.name,
+			"failed_attempts", h.attempts, "for", h.duration(time.Now()), "not_logged", h.quiet)
+	}
+}
