@@ -129,6 +129,11 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 		}
 		if n.kind == kindPersist {
 			p, err := n.persist.open(ctx, info.Index, info.NumTasks)
+			if errors.Is(err, ErrSuperseded) {
+				// A newer owner opened this state: halt, do not restart.
+				b.status.halt(superseded(b.status.owner, err))
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("opening state: %w", err)
 			}

@@ -142,20 +142,8 @@ func TestProcessKilledAfterStateWrite(t *testing.T) {
 
 // runKillChild is the child: it runs the pipeline until the kill point.
 func runKillChild(t *testing.T, flavour string) {
-	names := strings.Split(os.Getenv(killTablesVar), ",")
-	if len(names) != 3 {
-		t.Fatalf("%s = %q", killTablesVar, os.Getenv(killTablesVar))
-	}
 	s := cassandratest.Session(t)
-	opSpec, txSpec := pipelineSpecs(names[0], names[1])
-	tabs := pipelineTables{namespace: names[2]}
-	var err error
-	if tabs.op, err = s.OpenTable(t.Context(), opSpec); err != nil {
-		t.Fatal(err)
-	}
-	if tabs.tx, err = s.OpenTable(t.Context(), txSpec); err != nil {
-		t.Fatal(err)
-	}
+	tabs := openPipelineTables(t, s, os.Getenv(killTablesVar))
 	puts := new(atomic.Int64)
 	r := startPipeline(t, s, tabs, func(f string, _ int, b state.BackingMap[[]byte]) state.BackingMap[[]byte] {
 		if f != flavour {
@@ -165,6 +153,26 @@ func runKillChild(t *testing.T, flavour string) {
 	})
 	defer r.stop(t)
 	<-t.Context().Done() // never: the parent kills this process
+}
+
+// openPipelineTables opens the tables a parent process created, named by
+// "opaque table,transactional table,namespace".
+func openPipelineTables(t *testing.T, s *cassandra.Session, names string) pipelineTables {
+	t.Helper()
+	parts := strings.Split(names, ",")
+	if len(parts) != 3 {
+		t.Fatalf("pipeline tables %q: want three names", names)
+	}
+	opSpec, txSpec := pipelineSpecs(parts[0], parts[1])
+	tabs := pipelineTables{namespace: parts[2]}
+	var err error
+	if tabs.op, err = s.OpenTable(t.Context(), opSpec); err != nil {
+		t.Fatal(err)
+	}
+	if tabs.tx, err = s.OpenTable(t.Context(), txSpec); err != nil {
+		t.Fatal(err)
+	}
+	return tabs
 }
 
 // maxTxID returns the greatest txid stored in a table.
