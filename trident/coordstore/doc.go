@@ -41,12 +41,19 @@
 // puts it while committing; metadata before a txid is cleaned up only after
 // the record saying that txid committed was swapped.
 //
-// Only the coordinator record is fenced by versions. Metadata writes are
-// not: a coordinator that lost a SwapCoordinator must stop its spouts too.
+// # Ownership
+//
+// One process at a time owns a topology (an owner). Acquire hands out a
+// greater generation each time; every write (SwapCoordinator, PutMeta,
+// RemoveMeta, CleanupMetaBefore) carries the writer's generation and fails
+// with ErrFenced, storing nothing, unless it is the owner's newest. The
+// check is atomic with Acquire, so a process superseded by a newer one can
+// never commit a batch or change metadata again. Within one generation,
+// SwapCoordinator's version still fences two coordinators of one process.
 //
 // # Errors
 //
 // Errors follow package failure: an I/O error (a timeout, an unreachable
-// server, a failed fsync) is retryable; ErrConflict, ErrCorrupt, ErrInvalid
+// server, a failed fsync) is retryable; ErrFenced, ErrConflict, ErrCorrupt, ErrInvalid
 // and ErrClosed are fatal. A canceled context returns the context's error.
 package coordstore
