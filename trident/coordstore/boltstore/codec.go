@@ -38,81 +38,25 @@ func unframe(b []byte) ([]byte, error) {
 	return append([]byte{}, payload...), nil
 }
 
-// encodeRecord returns the payload of a coordinator record: version,
-// committed txid, the number of attempts and each (txid, attempt), all as
-// uvarints.
+// encodeRecord returns the payload of a coordinator record: the version
+// as a uvarint, then coordstore.AppendRecord's wire form.
 func encodeRecord(v coordstore.Version, r coordstore.Record) []byte {
-	b := make([]byte, 0, 3*binary.MaxVarintLen64+len(r.Attempts)*(binary.MaxVarintLen64+binary.MaxVarintLen32))
-	b = binary.AppendUvarint(b, uint64(v))
-	b = binary.AppendUvarint(b, uint64(r.Committed))
-	b = binary.AppendUvarint(b, uint64(len(r.Attempts)))
-	b = appendPairs(b, r.Attempts)
-	if len(r.Failures) > 0 {
-		b = binary.AppendUvarint(b, uint64(len(r.Failures)))
-		b = appendPairs(b, r.Failures)
-	}
-	return b
+	return coordstore.AppendRecord(binary.AppendUvarint(nil, uint64(v)), r)
 }
-
-// appendPairs appends each (txid, n) of m as two uvarints.
-func appendPairs(b []byte, m map[state.TxID]uint32) []byte {
-	for t, n := range m {
-		b = binary.AppendUvarint(b, uint64(t))
-		b = binary.AppendUvarint(b, uint64(n))
-	}
-	return b
-}
-
-var errTruncated = errors.New("truncated record")
 
 func decodeRecord(b []byte) (coordstore.Version, coordstore.Record, error) {
-	next := func() (uint64, error) {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, errTruncated
-		}
-		b = b[n:]
-		return x, nil
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, coordstore.Record{}, errors.New("truncated record")
 	}
-	var fields [3]uint64
-	for i := range fields {
-		x, err := next()
-		if err != nil {
-			return 0, coordstore.Record{}, err
-		}
-		fields[i] = x
-	}
-	v, r, count := coordstore.Version(fields[0]), coordstore.Record{Committed: state.TxID(fields[1])}, fields[2]
-	if count > uint64(len(b)) { // every attempt takes at least two bytes
-		return 0, coordstore.Record{}, fmt.Errorf("record claims %d attempts in %d bytes", count, len(b))
-	}
-	var err error
-	if r.Attempts, err = readPairs(next, count, "attempt number"); err != nil {
+	r, err := coordstore.ParseRecord(b[n:])
+	if err != nil {
 		return 0, coordstore.Record{}, err
-	}
-	// Failure counts follow in records written since they exist.
-	if rest := len(b); rest > 0 {
-		n, err := next()
-		if err != nil {
-			return 0, coordstore.Record{}, err
-		}
-		if n == 0 { // never written: an empty section is left out
-			return 0, coordstore.Record{}, fmt.Errorf("%d bytes after the record", rest)
-		}
-		if n > uint64(len(b)) {
-			return 0, coordstore.Record{}, fmt.Errorf("record claims %d failure counts in %d bytes", n, len(b))
-		}
-		if r.Failures, err = readPairs(next, n, "failure count"); err != nil {
-			return 0, coordstore.Record{}, err
-		}
-	}
-	if len(b) != 0 {
-		return 0, coordstore.Record{}, fmt.Errorf("%d bytes after the record", len(b))
 	}
 	if v == 0 {
 		return 0, coordstore.Record{}, errors.New("stored record with version 0")
 	}
-	return v, r, nil
+	return coordstore.Version(v), r, nil
 }
 
 // txKey returns the bucket key of txid.
@@ -125,27 +69,4 @@ func keyTx(k []byte) (state.TxID, error) {
 		return 0, fmt.Errorf("meta key of %d bytes, want 8", len(k))
 	}
 	return state.TxID(binary.BigEndian.Uint64(k)), nil
-}
-
-// readPairs reads count (txid, n) uvarint pairs; what names n in errors.
-func readPairs(next func() (uint64, error), count uint64, what string) (map[state.TxID]uint32, error) {
-	if count == 0 {
-		return nil, nil
-	}
-	m := make(map[state.TxID]uint32, count)
-	for range count {
-		t, err := next()
-		if err != nil {
-			return nil, err
-		}
-		n, err := next()
-		if err != nil {
-			return nil, err
-		}
-		if n > 1<<32-1 {
-			return nil, fmt.Errorf("%s %d out of range", what, n)
-		}
-		m[state.TxID(t)] = uint32(n)
-	}
-	return m, nil
 }
