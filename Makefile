@@ -28,7 +28,7 @@ test: lint
 
 ## test-unit: tests that need nothing but Go.
 test-unit:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 
 ## bench: every benchmark, once, with allocation figures.
 bench:
@@ -56,7 +56,7 @@ lint:
 ##       package's tests may be using it meanwhile.
 INTEGRATION_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=.services --exclude-dir=.git \
 	-e '"github.com/squallstream/squall/internal/testenv"' . | xargs -r -n1 dirname | sort -u)
-GO_TEST_INTEGRATION = env SQUALL_SERVICES_EXCLUSIVE=1 $(GO) test -race -count=1 -p 1
+GO_TEST_INTEGRATION = env SQUALL_SERVICES_EXCLUSIVE=1 $(GO) test -race -count=1 -timeout 45m -p 1
 test-integration:
 	scripts/with-services.sh --keep $(GO_TEST_INTEGRATION) $(or $(INTEGRATION_PKGS),$(error no test imports internal/testenv))
 
@@ -68,7 +68,7 @@ ALL_IMPORTS = $(shell $(GO) list $(PKGS))
 INTEGRATION_IMPORTS = $(shell $(GO) list $(INTEGRATION_PKGS))
 .PHONY: go-test-unit-pkgs go-test-integration-pkgs
 go-test-unit-pkgs:
-	$(if $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO) test -race -count=1 $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
+	$(if $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO) test -race -count=1 -timeout 45m $(filter-out $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
 go-test-integration-pkgs:
 	$(if $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO_TEST_INTEGRATION) $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
 

@@ -20,9 +20,6 @@ import (
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
 
-// overlapSeeds is the number of seeds of each TestOverlappingProcesses
-// variant.
-const overlapSeeds = 70
 
 // TestOverlappingProcesses runs a rolling deploy gone wrong, over and over:
 // "processes" (each a LocalCluster submitting the same topology) share one
@@ -35,12 +32,14 @@ const overlapSeeds = 70
 func TestOverlappingProcesses(t *testing.T) {
 	for _, v := range []struct {
 		name  string
+		seeds uint64
 		store func(t *testing.T) coordstore.Store
 		late  bool
 	}{
-		{"memory", func(*testing.T) coordstore.Store { return coordstore.NewMemory() }, false},
-		{"memory-late", func(*testing.T) coordstore.Store { return coordstore.NewMemory() }, true},
-		{"bolt-late", func(t *testing.T) coordstore.Store {
+		{"memory", 100, func(*testing.T) coordstore.Store { return coordstore.NewMemory() }, false},
+		{"memory-late", 100, func(*testing.T) coordstore.Store { return coordstore.NewMemory() }, true},
+		// Every bbolt write is fsync'd: fewer seeds.
+		{"bolt-late", 10, func(t *testing.T) coordstore.Store {
 			s, err := boltstore.Open(t.Context(), filepath.Join(t.TempDir(), "coord.db"), boltstore.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +48,7 @@ func TestOverlappingProcesses(t *testing.T) {
 			return s
 		}, true},
 	} {
-		for seed := uint64(1); seed <= overlapSeeds; seed++ {
+		for seed := uint64(1); seed <= v.seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", v.name, seed), func(t *testing.T) {
 				store := v.store(t)
 				synctest.Test(t, func(t *testing.T) { runOverlap(t, seed, store, v.late) })

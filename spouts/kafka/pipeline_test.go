@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,9 +39,12 @@ type pipelineParams struct {
 	SpoutTasks    int
 	MaxRecords    int
 
-	// Chaos: the n-th tuple the filter sees (counted per process) fails
-	// its batch (retryable) if n%FailEvery == FailEvery/2, and crashes the
-	// worker if n%PanicEvery == PanicEvery/2, at most MaxPanics times.
+	// Chaos: each tuple the filter sees fails its batch (retryable) with
+	// probability 1/FailEvery (a seeded draw: a failure at a fixed count
+	// can land in the same batch on every replay, since a failed attempt
+	// stops counting where it failed), and the n-th tuple (counted per
+	// process) crashes the worker if n%PanicEvery == PanicEvery/2, at most
+	// MaxPanics times.
 	FailEvery, PanicEvery int64
 	MaxPanics             int64
 }
@@ -56,6 +61,8 @@ type pipeline struct {
 	cluster *topology.LocalCluster
 	running *trident.Running
 	seen    atomic.Int64
+	rngMu   sync.Mutex
+	rng     *rand.Rand   // the failure draws
 	panics  atomic.Int64 // worker crashes caused
 	failed  atomic.Int64 // batches failed
 	// crashTickets counts the crash opportunities, of which the first
@@ -83,7 +90,7 @@ var errChaos = errors.New("chaos: injected failure")
 func startPipeline(t testing.TB, p pipelineParams) *pipeline {
 	t.Helper()
 	ctx := context.Background()
-	pl := &pipeline{p: p, cluster: topology.NewLocalCluster()}
+	pl := &pipeline{p: p, cluster: topology.NewLocalCluster(), rng: rand.New(rand.NewPCG(uint64(p.FailEvery), 1))}
 	cfg := kafka.Config{
 		Brokers: p.Brokers, Topics: []string{p.Topic}, Topology: "count-" + p.Topic,
 		MaxRecordsPerPartition: p.MaxRecords, RefreshInterval: 500 * time.Millisecond,
@@ -132,6 +139,9 @@ func startPipeline(t testing.TB, p pipelineParams) *pipeline {
 	tc.Store = pl.store
 	tc.BatchEmitInterval = time.Millisecond
 	tc.MaxBatchesInFlight = 2
+	// Failures are injected every few thousand tuples, so most attempts at
+	// a 2,000-record batch fail: replays must not back off for long.
+	tc.RetryBackoff, tc.MaxRetryBackoff = 5*time.Millisecond, 100*time.Millisecond
 	tc.Topology.MessageTimeout = 20 * time.Second
 	tc.Topology.RestartMinBackoff = 10 * time.Millisecond
 	if pl.running, err = tt.Submit(pl.cluster, tc); err != nil {
@@ -146,11 +156,18 @@ func (pl *pipeline) chaos(_ context.Context, _ trident.Tuple) (bool, error) {
 		pl.panics.Add(1)
 		panic(fmt.Sprintf("chaos: worker crash at tuple %d", n))
 	}
-	if e := pl.p.FailEvery; e > 0 && n%e == e/2 {
+	if e := pl.p.FailEvery; e > 0 && pl.draw(e) {
 		pl.failed.Add(1)
 		return false, failure.Retryable(errChaos)
 	}
 	return true, nil
+}
+
+// draw reports true with probability 1/e.
+func (pl *pipeline) draw(e int64) bool {
+	pl.rngMu.Lock()
+	defer pl.rngMu.Unlock()
+	return pl.rng.Int64N(e) == 0
 }
 
 // counts reads the committed count of every key k0..k<Keys-1>.
