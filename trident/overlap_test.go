@@ -20,7 +20,6 @@ import (
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
 
-
 // TestOverlappingProcesses runs a rolling deploy gone wrong, over and over:
 // "processes" (each a LocalCluster submitting the same topology) share one
 // coordination store and one opaque state; each new one starts while the
