@@ -306,18 +306,22 @@ func TestModel(t *testing.T) {
 					t.Skip("a report never overtakes its tuples")
 				}
 				opFails := rapid.IntRange(0, 9).Draw(t, "opFails") == 0
+				var got, want bool
 				step("data "+a.String(), func() {
-					if mach.Data(a, !tasks[i].late) {
+					if got = mach.Data(a, !tasks[i].late); got {
 						h.processed[a]++
 						if opFails {
 							mach.Fail(a, errors.New("operation failed"))
 						}
 					}
 				}, func() {
-					if mod.data(a, !tasks[i].late) && opFails {
+					if want = mod.data(a, !tasks[i].late); want && opFails {
 						mod.opFailed(a)
 					}
 				})
+				if got != want {
+					t.Fatalf("data %v: processed %v, model %v", a, got, want)
+				}
 				h.sent[key{a, i}]++
 			},
 			"report": func(t *rapid.T) {
