@@ -16,8 +16,9 @@ import (
 )
 
 // groupBolt is one task of a group: it runs the group's operations for
-// every batch, counts what it sends downstream, and tracks each batch until
-// every upstream task has reported how many tuples it sent.
+// every batch and counts what it sends downstream. It is the shell of a
+// completion machine, which tracks each batch until every upstream task
+// has reported how many tuples it sent (complete.go).
 type groupBolt struct {
 	g           *group
 	store       coordstore.Store
