@@ -9,6 +9,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/completion"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -38,8 +39,12 @@ func splitBolt(t *testing.T) (*groupBolt, *fakeOutput, string) {
 	s.Shuffle().Each(Fields{"sentence"}, split, "word")
 	g := tt.plan()[1]
 	out := &fakeOutput{}
+	m, err := completion.New[*topology.Tuple](completion.Config{Reports: 1, EarlyReports: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := &groupBolt{g: g, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
-		expectedReports: 1, batches: map[state.TxID]*batch{}, finished: map[state.TxID]uint32{}, inputs: map[string]input{g.inputs[0].stream(): g.inputs[0]},
+		completion: m, batches: map[state.TxID]*batch{}, inputs: map[string]input{g.inputs[0].stream(): g.inputs[0]},
 		persist: map[*node]persistTask{}, static: map[*node]any{}}
 	return b, out, g.inputs[0].stream()
 }
@@ -58,7 +63,7 @@ func TestCountMismatchFailsTheBatch(t *testing.T) {
 	}
 	// The failed attempt stays marked as failed: a late report for it
 	// fails too, until a newer attempt replaces it.
-	if bt := b.batches[1]; bt == nil || bt.failed == nil {
+	if _, p := b.completion.Status(1); p != completion.Failed {
 		t.Fatal("the failed batch is not kept as failed")
 	}
 	late := topology.NewTestTuple("spout-s", streamCoord, Fields{fieldBatch, "count"}, topology.Values{a, 0})
@@ -67,7 +72,7 @@ func TestCountMismatchFailsTheBatch(t *testing.T) {
 		t.Fatalf("failed %v; want the late report failed too", out.failed)
 	}
 	b.Execute(topology.NewTestTuple("spout-s", stream, Fields{fieldBatch, "sentence"}, topology.Values{Attempt{TxID: 1, N: 1}, "c"}))
-	if bt := b.batches[1]; bt == nil || bt.failed != nil || bt.attempt.N != 1 {
+	if a, p := b.completion.Status(1); p != completion.Open || a.N != 1 {
 		t.Fatal("a newer attempt did not replace the failed one")
 	}
 }

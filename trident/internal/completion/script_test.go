@@ -1,0 +1,251 @@
+package completion
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/squallstream/squall/state"
+)
+
+var update = flag.Bool("update", false, "rewrite the testdata scripts with the actual output")
+
+// TestScripts runs every testdata/*.txt script. A script is a sequence of
+// input lines, each followed by the lines it is expected to produce,
+// indented by two spaces. Lines starting with # and blank lines are
+// comments. Handles are names chosen by the script. Inputs:
+//
+//	config reports=N [early=N] [late=c1,c2] [committer]
+//	                          a new machine
+//	data T:A [early] [xN]     N (default 1) data tuples; prints whether the
+//	                          shell processes them
+//	report T:A FROM COUNT H   a report of component FROM, handle H
+//	commit T:A H              the commit, handle H
+//	fail T:A                  running an operation failed
+//	finished T:A [error...]   the final step ran (failed with error)
+//	success T                 txid T committed
+//	status                    every recorded attempt and the number of
+//	                          remembered txids
+//
+// Outputs are the actions, in order.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var d driver
+	var out strings.Builder
+	for i := 0; i < len(lines); {
+		line := lines[i]
+		i++
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			out.WriteString(line + "\n")
+			continue
+		}
+		var want []string
+		for i < len(lines) && strings.HasPrefix(lines[i], "  ") {
+			want = append(want, strings.TrimSpace(lines[i]))
+			i++
+		}
+		got, err := d.run(line)
+		if err != nil {
+			t.Fatalf("%s:%d: %s: %v", path, i, line, err)
+		}
+		out.WriteString(line + "\n")
+		for _, g := range got {
+			out.WriteString("  " + g + "\n")
+		}
+		if !*update && strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: after %q\n got:\n  %s\nwant:\n  %s", path, line,
+				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// driver plays the shell for a script.
+type driver struct {
+	m *Machine[string]
+}
+
+func (d *driver) run(line string) ([]string, error) {
+	f := strings.Fields(line)
+	cmd, args := f[0], f[1:]
+	if d.m == nil && cmd != "config" {
+		return nil, errors.New("the first input must be config")
+	}
+	var out []string
+	switch cmd {
+	case "config":
+		cfg, err := parseConfig(args)
+		if err != nil {
+			return nil, err
+		}
+		m, err := New[string](cfg)
+		if err != nil {
+			return []string{"error: " + err.Error()}, nil
+		}
+		d.m = m
+		return nil, nil
+	case "status":
+		return d.status(), nil
+	case "success":
+		if len(args) != 1 {
+			return nil, errors.New("want success T")
+		}
+		t, err := strconv.ParseUint(args[0], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		d.m.Success(state.TxID(t))
+		return d.drain(), nil
+	}
+	if len(args) < 1 {
+		return nil, errors.New("want an attempt T:A")
+	}
+	a, err := parseAttempt(args[0])
+	if err != nil {
+		return nil, err
+	}
+	args = args[1:]
+	switch cmd {
+	case "data":
+		early, n := false, 1
+		for _, x := range args {
+			switch {
+			case x == "early":
+				early = true
+			case strings.HasPrefix(x, "x"):
+				if n, err = strconv.Atoi(x[1:]); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, fmt.Errorf("unknown data argument %q", x)
+			}
+		}
+		processed := 0
+		for range n {
+			if d.m.Data(a, early) {
+				processed++
+			}
+		}
+		out = append(out, fmt.Sprintf("processed %d of %d", processed, n))
+	case "report":
+		if len(args) != 3 {
+			return nil, errors.New("want report T:A FROM COUNT H")
+		}
+		count, err := strconv.Atoi(args[1])
+		if err != nil {
+			return nil, err
+		}
+		d.m.Report(a, args[0], count, args[2])
+	case "commit":
+		if len(args) != 1 {
+			return nil, errors.New("want commit T:A H")
+		}
+		d.m.Commit(a, args[0])
+	case "fail":
+		d.m.Fail(a, errors.New("injected"))
+	case "finished":
+		var err error
+		if len(args) > 0 {
+			err = errors.New(strings.Join(args, " "))
+		}
+		d.m.Finished(a, err)
+	default:
+		return nil, fmt.Errorf("unknown input %q", cmd)
+	}
+	return append(out, d.drain()...), nil
+}
+
+// drain collects the queued actions.
+func (d *driver) drain() []string {
+	var out []string
+	for {
+		a, ok := d.m.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, a.String())
+	}
+}
+
+func (d *driver) status() []string {
+	var out []string
+	for t := state.TxID(1); t <= 64; t++ {
+		if a, p := d.m.Status(t); p != 0 {
+			out = append(out, a.String()+" "+p.String())
+		}
+	}
+	return append(out, "remembered "+strconv.Itoa(d.m.Len()))
+}
+
+func parseConfig(args []string) (Config, error) {
+	var cfg Config
+	for _, kv := range args {
+		if kv == "committer" {
+			cfg.Committer = true
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return cfg, fmt.Errorf("want key=value, got %q", kv)
+		}
+		if k == "late" {
+			cfg.Late = strings.Split(v, ",")
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, err
+		}
+		switch k {
+		case "reports":
+			cfg.Reports = n
+		case "early":
+			cfg.EarlyReports = n
+		default:
+			return cfg, fmt.Errorf("unknown config key %q", k)
+		}
+	}
+	if cfg.Late == nil {
+		cfg.EarlyReports = cfg.Reports // only early upstream groups unless late= says otherwise
+	}
+	return cfg, nil
+}
+
+func parseAttempt(s string) (Attempt, error) {
+	tx, n, ok := strings.Cut(s, ":")
+	if !ok {
+		return Attempt{}, fmt.Errorf("want T:A, got %q", s)
+	}
+	t, err := strconv.ParseUint(tx, 10, 64)
+	if err != nil {
+		return Attempt{}, err
+	}
+	a, err := strconv.ParseUint(n, 10, 32)
+	if err != nil {
+		return Attempt{}, err
+	}
+	return Attempt{TxID: state.TxID(t), N: uint32(a)}, nil
+}
