@@ -160,7 +160,7 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 			if now.IsZero() {
 				now = time.Now()
 			}
-			s.w.metrics.component(s.plan.comp.id).latency.record(now.Sub(p.emitted))
+			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(p.emitted))
 			s.counts.acked++
 			t.spout.Ack(p.msgID)
 		case acker.TimedOut:

@@ -102,5 +102,8 @@ func TestMasterUsesTheConfiguredClock(t *testing.T) {
 				t.Fatalf("after advancing the clock: %v", err)
 			}
 		}
+		if n := r.BatchLatency().Count; n < uint64(frozen+3) {
+			t.Fatalf("batch latency counts %d batches; want at least %d", n, frozen+3)
+		}
 	})
 }
