@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gocql/gocql v1.7.0
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
@@ -11,6 +12,7 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.20.0
 	pgregory.net/rapid v1.3.0
 )
 

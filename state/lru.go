@@ -1,15 +1,17 @@
 package state
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // LRU is a read-through, write-through cache of at most Size entries in
 // front of a BackingMap (Storm's CachedMap). Put it under an opaque or
-// transactional map to save the store read of hot keys:
+// transactional map to save the store read of hot keys (the recency list
+// is hashicorp/golang-lru/v2's simplelru, under LRU's own lock):
 //
 //	opaque.New(state.NewLRU(store, 10000), opts)
 //
@@ -28,17 +30,11 @@ type LRU[V any] struct {
 
 	putMu sync.Mutex // serializes MultiPut
 
-	mu     sync.Mutex // guards the fields below
-	ll     *list.List // of *lruEntry[V], most recent first
-	idx    map[string]*list.Element
-	gen    uint64 // changes at the start and end of every put
+	mu     sync.Mutex                       // guards the fields below
+	cache  *simplelru.LRU[string, Entry[V]] // by encoded key
+	gen    uint64                           // changes at the start and end of every put
 	hits   uint64
 	misses uint64
-}
-
-type lruEntry[V any] struct {
-	key string
-	e   Entry[V]
 }
 
 // NewLRU returns a cache of at most size entries in front of m.
@@ -46,7 +42,11 @@ func NewLRU[V any](m BackingMap[V], size int) (*LRU[V], error) {
 	if size < 1 {
 		return nil, fmt.Errorf("state: LRU size %d: must be at least 1", size)
 	}
-	return &LRU[V]{m: m, size: size, ll: list.New(), idx: make(map[string]*list.Element)}, nil
+	cache, err := simplelru.NewLRU[string, Entry[V]](size, nil)
+	if err != nil {
+		return nil, fmt.Errorf("state: LRU size %d: %w", size, err)
+	}
+	return &LRU[V]{m: m, size: size, cache: cache}, nil
 }
 
 // MultiGet serves cached keys from memory and reads the others, once each,
@@ -63,9 +63,8 @@ func (l *LRU[V]) MultiGet(ctx context.Context, keys []Key) ([]Entry[V], error) {
 	l.mu.Lock()
 	for i, k := range keys {
 		enc := k.Encoded()
-		if el, ok := l.idx[enc]; ok {
-			l.ll.MoveToFront(el)
-			out[i] = el.Value.(*lruEntry[V]).e
+		if e, ok := l.cache.Get(enc); ok {
+			out[i] = e
 			l.hits++
 			continue
 		}
@@ -134,35 +133,18 @@ func (l *LRU[V]) MultiPut(ctx context.Context, keys []Key, vals []V) error {
 	return nil
 }
 
-// store caches e under enc and evicts the least recently used entries
-// beyond the size. l.mu is held.
-func (l *LRU[V]) store(enc string, e Entry[V]) {
-	if el, ok := l.idx[enc]; ok {
-		el.Value.(*lruEntry[V]).e = e
-		l.ll.MoveToFront(el)
-		return
-	}
-	l.idx[enc] = l.ll.PushFront(&lruEntry[V]{key: enc, e: e})
-	for l.ll.Len() > l.size {
-		last := l.ll.Back()
-		l.ll.Remove(last)
-		delete(l.idx, last.Value.(*lruEntry[V]).key)
-	}
-}
+// store caches e under enc, evicting the least recently used entry beyond
+// the size. l.mu is held.
+func (l *LRU[V]) store(enc string, e Entry[V]) { l.cache.Add(enc, e) }
 
 // forget drops enc from the cache. l.mu is held.
-func (l *LRU[V]) forget(enc string) {
-	if el, ok := l.idx[enc]; ok {
-		l.ll.Remove(el)
-		delete(l.idx, enc)
-	}
-}
+func (l *LRU[V]) forget(enc string) { l.cache.Remove(enc) }
 
 // Len returns the number of cached entries; it never exceeds the size.
 func (l *LRU[V]) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.ll.Len()
+	return l.cache.Len()
 }
 
 // Stats returns how many key lookups were served from the cache and how

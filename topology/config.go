@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/squallstream/squall/internal/clock"
 )
 
 // Config configures a running topology. Fields left zero take the defaults
@@ -60,6 +62,22 @@ type Config struct {
 
 	// Logger receives the runtime's log records. Nil discards them.
 	Logger *slog.Logger
+
+	// Clock is the clock of the runtime's shells: the supervisor's restart
+	// backoff here, and the master of a Trident topology (batch emit
+	// interval, retry waits, batch latency). Nil means the system clock.
+	// The tuple hot paths (emit times of tracked tuples, complete latency)
+	// and the acker's timeout ticker still read the system clock.
+	Clock clock.Clock
+
+	// Seed makes the runtime's randomness reproducible: the edge and root
+	// ids and shuffle choices of every executor, and the retry jitter of a
+	// Trident master, are drawn from PRNGs seeded from it, the worker's
+	// incarnation and the executor's index. Zero means fresh seeds from
+	// crypto/rand. Goroutine scheduling is not seeded, so two runs with
+	// one seed draw the same sequences but may interleave them
+	// differently.
+	Seed uint64
 }
 
 // DefaultConfig returns Storm's defaults: one acker, a 30s message timeout,
@@ -128,6 +146,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.Clock = clock.Or(c.Clock)
 	return c
 }
 

@@ -39,7 +39,7 @@ type route struct {
 func newExecutor(w *worker, idx int) runner {
 	p := &w.plan.execs[idx]
 	e := &executor{w: w, idx: idx, plan: p, out: newOutbox(w), acking: w.cfg.acking(),
-		rng: newRand(), current: p.tasks[0]}
+		rng: newRand(w.cfg.Seed, w.incarnation, idx), current: p.tasks[0]}
 	if p.comp != nil {
 		e.routes = make(map[string]*route)
 		for name, rp := range w.plan.routes[p.comp] {
@@ -63,8 +63,18 @@ func newExecutor(w *worker, idx int) runner {
 
 func (e *executor) base() *executor { return e }
 
-// newRand returns a fast PRNG seeded from crypto/rand, for edge and root ids.
-func newRand() *mrand.Rand {
+// newRand returns a fast PRNG for edge and root ids and shuffle choices:
+// seeded from seed, the worker's incarnation and the executor's index, or
+// from crypto/rand when seed is zero.
+func newRand(seed uint64, incarnation, idx int) *mrand.Rand {
+	if seed != 0 {
+		return mrand.New(mrand.NewPCG(seed, uint64(incarnation)<<32|uint64(idx)))
+	}
+	return randomRand()
+}
+
+// randomRand returns a PRNG seeded from crypto/rand.
+func randomRand() *mrand.Rand {
 	var seed [16]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		panic(fmt.Sprintf("topology: seeding edge ids: %v", err))

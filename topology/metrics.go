@@ -1,10 +1,11 @@
 package topology
 
 import (
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/squallstream/squall/internal/hist"
 )
 
 // Stats is a snapshot of a running topology's counters, cumulative across
@@ -40,6 +41,11 @@ type Latency struct {
 	Max   time.Duration
 }
 
+// latencyOf converts a histogram summary.
+func latencyOf(s hist.Summary) Latency {
+	return Latency{Count: s.Count, P50: s.P50, P99: s.P99, Max: s.Max}
+}
+
 // counts are an executor's unpublished counters.
 type counts struct {
 	emitted, executed, acked, failed, timedOut, errors, orphans uint64
@@ -47,7 +53,7 @@ type counts struct {
 
 type componentMetrics struct {
 	emitted, executed, acked, failed, timedOut, errors, orphans atomic.Uint64
-	latency                                                     histogram
+	latency                                                     hist.Histogram
 }
 
 // metrics holds every component's counters for one submitted topology.
@@ -94,76 +100,10 @@ func (m *metrics) snapshot() Stats {
 			Emitted: cm.emitted.Load(), Executed: cm.executed.Load(),
 			Acked: cm.acked.Load(), Failed: cm.failed.Load(), TimedOut: cm.timedOut.Load(),
 			Errors: cm.errors.Load(), Orphans: cm.orphans.Load(),
-			CompleteLatency: cm.latency.summary(),
+			CompleteLatency: latencyOf(cm.latency.Summary()),
 		}
 	}
 	return s
-}
-
-// histogram is a log-linear histogram of durations in nanoseconds with 8
-// sub-buckets per power of two, safe for concurrent use.
-type histogram struct {
-	buckets [64 * subBuckets]atomic.Uint64
-	max     atomic.Int64
-	count   atomic.Uint64
-}
-
-const subBits = 3
-const subBuckets = 1 << subBits
-
-func bucketOf(v uint64) int {
-	if v < subBuckets {
-		return int(v)
-	}
-	e := bits.Len64(v) - 1
-	return (e-subBits+1)*subBuckets + int(v>>(e-subBits))&(subBuckets-1)
-}
-
-// bucketMid returns a value in the middle of bucket i.
-func bucketMid(i int) uint64 {
-	if i < subBuckets {
-		return uint64(i)
-	}
-	e := i/subBuckets + subBits - 1
-	low := uint64(subBuckets+i%subBuckets) << (e - subBits)
-	return low + (uint64(1)<<(e-subBits))/2
-}
-
-func (h *histogram) record(d time.Duration) {
-	if d < 0 {
-		d = 0
-	}
-	h.buckets[bucketOf(uint64(d))].Add(1)
-	h.count.Add(1)
-	for {
-		m := h.max.Load()
-		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
-			return
-		}
-	}
-}
-
-func (h *histogram) summary() Latency {
-	n := h.count.Load()
-	l := Latency{Count: n, Max: time.Duration(h.max.Load())}
-	if n == 0 {
-		return l
-	}
-	l.P50 = h.quantile(n, 0.50)
-	l.P99 = h.quantile(n, 0.99)
-	return l
-}
-
-func (h *histogram) quantile(n uint64, q float64) time.Duration {
-	rank := uint64(q*float64(n-1)) + 1
-	var seen uint64
-	for i := range h.buckets {
-		seen += h.buckets[i].Load()
-		if seen >= rank {
-			return time.Duration(bucketMid(i))
-		}
-	}
-	return time.Duration(h.max.Load())
 }
 
 // errorLog keeps the most recent reported errors.

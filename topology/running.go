@@ -6,6 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/squallstream/squall/internal/backoff"
+	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/internal/notify"
 )
 
 // Running is a submitted topology. Its supervisor runs one worker at a time
@@ -24,6 +28,7 @@ type Running struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     chan struct{}
+	drained  notify.Signal // a spout executor's pending trees dropped to 0
 }
 
 // Health describes a running topology's supervisor.
@@ -46,13 +51,13 @@ func start(name string, t *Topology, cfg Config) *Running {
 func (r *Running) supervise() {
 	defer close(r.done)
 	cfg := r.plan.cfg
-	backoff := cfg.RestartMinBackoff
-	for {
-		w := newWorker(r.plan, r.metrics, &r.errors, &r.active)
+	restarts := backoff.Sequence{Backoff: backoff.Exponential(int64(cfg.RestartMinBackoff), int64(cfg.RestartMaxBackoff))}
+	for incarnation := 0; ; incarnation++ {
+		w := newWorker(r.plan, r.metrics, &r.errors, &r.active, incarnation, &r.drained)
 		r.mu.Lock()
 		r.worker = w
 		r.mu.Unlock()
-		started := time.Now()
+		started := cfg.Clock.Now()
 		crash := w.run(r.stop)
 		r.mu.Lock()
 		r.worker = nil
@@ -64,16 +69,18 @@ func (r *Running) supervise() {
 		if crash == nil {
 			return
 		}
-		if time.Since(started) > cfg.RestartMaxBackoff {
-			backoff = cfg.RestartMinBackoff
+		if clock.Since(cfg.Clock, started) > cfg.RestartMaxBackoff {
+			restarts.Reset()
 		}
-		cfg.Logger.Warn("restarting worker", "topology", r.name, "after", backoff, "crashes", r.crashes)
+		wait := time.Duration(restarts.Next())
+		cfg.Logger.Warn("restarting worker", "topology", r.name, "after", wait, "crashes", r.crashes)
+		t := cfg.Clock.NewTimer(wait)
 		select {
-		case <-time.After(backoff):
+		case <-t.C():
 		case <-r.stop:
+			t.Stop()
 			return
 		}
-		backoff = min(2*backoff, cfg.RestartMaxBackoff)
 	}
 }
 
@@ -128,18 +135,19 @@ func (r *Running) Stop(ctx context.Context) error {
 // drain waits until no tree is pending; it reports false if ctx ended the
 // wait first.
 func (r *Running) drain(ctx context.Context) bool {
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for r.Pending() > 0 {
+	for {
+		changed := r.drained.Wait() // before the check, so no change is missed
+		if r.Pending() == 0 {
+			return true
+		}
 		select {
-		case <-poll.C:
+		case <-changed:
 		case <-ctx.Done():
 			return false
 		case <-r.done:
 			return true
 		}
 	}
-	return true
 }
 
 // kill stops the worker at once and waits for the supervisor to return.

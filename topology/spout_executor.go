@@ -160,7 +160,7 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 			if now.IsZero() {
 				now = time.Now()
 			}
-			s.w.metrics.component(s.plan.comp.id).latency.record(now.Sub(p.emitted))
+			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(p.emitted))
 			s.counts.acked++
 			t.spout.Ack(p.msgID)
 		case acker.TimedOut:
@@ -200,7 +200,15 @@ func (s *spoutExecutor) publishPending() {
 	for _, t := range s.tasks {
 		n += len(t.pending)
 	}
-	s.w.pending[s.idx].Store(int64(n))
+	s.setPending(int64(n))
+}
+
+// setPending publishes the executor's pending count and wakes the waiters
+// of Running.Stop when it drops to zero.
+func (s *spoutExecutor) setPending(n int64) {
+	if old := s.w.pending[s.idx].Swap(n); old != 0 && n == 0 {
+		s.w.drained.Broadcast()
+	}
 }
 
 func (s *spoutExecutor) cleanup() {
@@ -214,7 +222,7 @@ func (s *spoutExecutor) cleanup() {
 			s.w.log.Warn("closing spout", "component", s.plan.comp.id, "task", t.id, "err", err)
 		}
 	}
-	s.w.pending[s.idx].Store(0)
+	s.setPending(0)
 }
 
 // callQuietly calls f, turning a panic into an error.

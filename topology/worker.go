@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/squallstream/squall/internal/notify"
 )
 
 // Crash describes why a worker stopped: a panic or a fatal error in a spout
@@ -48,15 +50,18 @@ type worker struct {
 	spoutIn []chan []spoutMsg
 	pending []atomic.Int64 // per spout executor: trees pending
 
+	incarnation int            // 0 for the first worker of a topology, +1 per restart
+	drained     *notify.Signal // broadcast when a spout executor's pending count drops to 0
+
 	crashMu sync.Mutex
 	crash   *Crash
 	wg      sync.WaitGroup
 }
 
-func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool) *worker {
+func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarnation int, drained *notify.Signal) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{plan: p, cfg: p.cfg, log: p.cfg.Logger, metrics: m, errors: errs, active: active,
-		ctx: ctx, cancel: cancel, stopping: ctx.Done()}
+		ctx: ctx, cancel: cancel, stopping: ctx.Done(), incarnation: incarnation, drained: drained}
 	n := len(p.execs)
 	w.boltIn = make([]chan []Tuple, n)
 	w.ackerIn = make([]chan []ackerMsg, n)

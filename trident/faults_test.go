@@ -205,6 +205,9 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
 	cfg.Topology.MessageTimeout = 5 * time.Second
 	cfg.Topology.SpoutIdleWait = 5 * time.Millisecond
+	// The runtime's own randomness (edge ids, shuffles, retry jitter)
+	// follows the seed too, so a failing seed reruns with the same draws.
+	cfg.Topology.Seed = seed
 	// The coordination store fails too, sometimes after a write took
 	// effect (the master then crashes on the version conflict and its
 	// successor reloads the record).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 )
@@ -28,7 +29,7 @@ const acquireTimeout = 30 * time.Second
 func acquire(store coordstore.Store, topology string) (coordstore.Fence, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), acquireTimeout)
 	defer cancel()
-	wait := 10 * time.Millisecond
+	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(10*time.Millisecond), int64(time.Second))}
 	for {
 		gen, err := store.Acquire(ctx, topology)
 		if err == nil {
@@ -39,9 +40,8 @@ func acquire(store coordstore.Store, topology string) (coordstore.Fence, error) 
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(wait):
+		case <-time.After(time.Duration(waits.Next())):
 		}
-		wait = min(2*wait, time.Second)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/internal/notify"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
@@ -46,6 +48,14 @@ type status struct {
 	failures map[state.TxID]error // why the latest attempt at a txid failed
 
 	latency latencies
+	commits notify.Signal // broadcast on every change of committed
+}
+
+// setCommitted publishes the last committed txid and wakes the goroutines
+// in Running.WaitCommitted.
+func (s *status) setCommitted(txid state.TxID) {
+	s.committed.Store(uint64(txid))
+	s.commits.Broadcast()
 }
 
 func newStatus(owner coordstore.Fence) *status {
@@ -112,6 +122,7 @@ type master struct {
 	store   coordstore.Store
 	status  *status
 	ctx     context.Context
+	clock   clock.Clock // Config.Topology.Clock, or the system clock
 	out     *topology.SpoutCollector
 	coord   *coord.Coordinator
 	sources []*spout.Coordinator
@@ -147,6 +158,7 @@ func (m *master) Activate() {
 
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
+	m.clock = clock.Or(m.cfg.Topology.Clock)
 	m.started = map[Attempt]time.Time{}
 	if m.status.halted.Load() != nil {
 		return nil // halted for good: NextTuple does nothing
@@ -166,7 +178,7 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	if _, err := m.newCoordinator(st); err != nil {
 		return err
 	}
-	m.status.committed.Store(uint64(rec.Committed))
+	m.status.setCommitted(rec.Committed)
 	for _, n := range m.t.sources {
 		sc, err := n.source.coordinator(m.store, m.status.owner, n.source.id)
 		if err != nil {
@@ -182,7 +194,7 @@ func (m *master) NextTuple() {
 	if m.status.halted.Load() != nil {
 		return
 	}
-	if now := time.Now(); now.Sub(m.lastTick) >= m.cfg.BatchEmitInterval {
+	if now := m.clock.Now(); now.Sub(m.lastTick) >= m.cfg.BatchEmitInterval {
 		m.lastTick = now
 		m.check(m.coord.Tick())
 	}
@@ -247,7 +259,7 @@ func (m *master) persist(st coord.State) bool {
 		return false
 	}
 	m.version = v
-	m.status.committed.Store(uint64(st.Committed))
+	m.status.setCommitted(st.Committed)
 	return true
 }
 
@@ -262,7 +274,7 @@ func (m *master) announce(a Attempt) {
 		}
 		ann.batches = append(ann.batches, b)
 	}
-	m.started[a] = time.Now()
+	m.started[a] = m.clock.Now()
 	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
 }
 
@@ -302,7 +314,7 @@ func (m *master) Ack(id any) {
 		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
 	case streamCommit:
 		if t, ok := m.started[msg.attempt]; ok {
-			m.status.latency.record(time.Since(t))
+			m.status.latency.record(clock.Since(m.clock, t))
 		}
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}

@@ -94,17 +94,28 @@ func newShellRetry(cfg Config, seed uint64) shellRetry {
 // predecessor crashed, so a batch that crashes the worker every time
 // reaches the attempt limit.
 func (m *master) newCoordinator(st coord.State) (*coord.Coordinator, error) {
-	seed := rand.Uint64()
+	starts := m.status.starts.Add(1)
+	seed := masterSeed(m.cfg.Topology.Seed, starts)
 	m.retry = newShellRetry(m.cfg, seed)
 	c, err := coord.New(coordConfig(m.cfg, seed), st)
 	if err != nil {
 		return nil, err
 	}
 	m.coord = c
-	if m.status.starts.Add(1) > 1 {
+	if starts > 1 {
 		m.check(c.Restarted(coord.ErrRestarted))
 	}
 	return c, nil
+}
+
+// masterSeed returns the jitter seed of the master's start number starts:
+// drawn from Config.Topology.Seed when that is set, so a run can be
+// replayed from its seed, or fresh otherwise.
+func masterSeed(base uint64, starts int64) uint64 {
+	if base == 0 {
+		return rand.Uint64()
+	}
+	return rand.New(rand.NewPCG(base, 0x6d6173746572^uint64(starts))).Uint64()
 }
 
 // failureCounts returns the failure counts of st for the coordinator
@@ -141,13 +152,13 @@ func (m *master) checkCorrupt(a Attempt, reason error) {
 }
 
 // waiting reports whether the master must not execute actions yet.
-func (m *master) waiting() bool { return time.Now().Before(m.retry.until) }
+func (m *master) waiting() bool { return m.clock.Now().Before(m.retry.until) }
 
 // actionFailed notes that a store or spout call of the master failed
 // retryably: the action is tried again after a backoff.
 func (m *master) actionFailed(err error) {
 	m.retry.fails++
-	m.retry.until = time.Now().Add(time.Duration(m.retry.backoff.Delay(m.retry.fails)))
+	m.retry.until = m.clock.Now().Add(time.Duration(m.retry.backoff.Delay(m.retry.fails)))
 	m.noteFailure(err, true)
 }
 
@@ -158,7 +169,7 @@ func (m *master) actionFailed(err error) {
 // since the task that failed it reported it if it was a reported failure.
 func (m *master) noteFailure(err error, report bool) {
 	m.status.failedAttempts.Add(1)
-	now := time.Now()
+	now := m.clock.Now()
 	h := &m.retry.health
 	switch h.failed(now, err) {
 	case healthFailing:
@@ -186,6 +197,6 @@ func (m *master) noteCommit(txid state.TxID) {
 	h := &m.retry.health
 	if h.succeeded() == healthRecovered {
 		m.retry.log.Info("trident: stream recovered", "topology", m.t.name,
-			"failed_attempts", h.attempts, "for", h.duration(time.Now()), "not_logged", h.quiet)
+			"failed_attempts", h.attempts, "for", h.duration(m.clock.Now()), "not_logged", h.quiet)
 	}
 }

@@ -121,19 +121,21 @@ func (r *Running) Generation() coordstore.Generation { return r.status.owner.Gen
 // WaitCommitted waits until txid is committed, the topology halts, or ctx
 // is done.
 func (r *Running) WaitCommitted(ctx context.Context, txid state.TxID) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for r.Committed() < txid {
+	for {
+		committed := r.status.commits.Wait() // before the check, so no commit is missed
+		if r.Committed() >= txid {
+			return nil
+		}
 		if err := r.Err(); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("trident: waiting for txid %v (committed %v): %w", txid, r.Committed(), ctx.Err())
-		case <-tick.C:
+		case <-committed:
+		case <-r.status.stopped:
 		}
 	}
-	return nil
 }
 
 // Submit checks the topology and cfg, builds the generated topology and

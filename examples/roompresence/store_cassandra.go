@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
@@ -13,6 +12,7 @@ import (
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/cassandrastore"
+	"golang.org/x/sync/errgroup"
 )
 
 // cassandraStore keeps the presence table, the room_timelines opaque map
@@ -121,41 +121,20 @@ func utcOrZero(t time.Time) time.Time {
 }
 
 // each runs fn(0..n-1) with at most c.reads calls at once and returns the
-// first error.
+// first error; the first error cancels the calls' context.
 func (c *cassandraStore) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	sem := make(chan struct{}, c.reads)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.reads)
 	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		})
+		g.Go(func() error { return fn(gctx, i) })
 	}
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		first = ctx.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return first
+	return ctx.Err()
 }
 
 func (c *cassandraStore) Timelines() trident.BackingFactory { return c.timelines.Backing }

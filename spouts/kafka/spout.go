@@ -10,6 +10,7 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
+	retry "github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -55,7 +56,7 @@ func New(ctx context.Context, cfg Config) (*Spout, error) {
 	s.transport = transport
 	s.client = &kafkago.Client{Addr: kafkago.TCP(cfg.Brokers...), Transport: s.transport, Timeout: cfg.RequestTimeout}
 	s.lister = &lister{s: s, now: time.Now}
-	s.backoff = backoff{now: time.Now, min: 100 * time.Millisecond, max: 5 * time.Second}
+	s.backoff = newBackoff(time.Now, 100*time.Millisecond, 5*time.Second)
 	if err := s.check(ctx); err != nil {
 		s.transport.CloseIdleConnections()
 		return nil, err
@@ -158,25 +159,28 @@ func (s *Spout) Close() error {
 // doubles the pause before the next request, from min to max; a success
 // resets it.
 type backoff struct {
-	now      func() time.Time
-	min, max time.Duration
+	now func() time.Time
 
 	mu    sync.Mutex
-	delay time.Duration
+	seq   retry.Sequence // in nanoseconds
 	until time.Time
+}
+
+func newBackoff(now func() time.Time, min, max time.Duration) backoff {
+	return backoff{now: now, seq: retry.Sequence{Backoff: retry.Exponential(int64(min), int64(max))}}
 }
 
 func (b *backoff) fail() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.delay = min(max(2*b.delay, b.min), b.max)
-	b.until = b.now().Add(b.delay)
-	return b.delay
+	d := time.Duration(b.seq.Next())
+	b.until = b.now().Add(d)
+	return d
 }
 
 func (b *backoff) succeed() {
 	b.mu.Lock()
-	b.delay = 0
+	b.seq.Reset()
 	b.mu.Unlock()
 }
 

@@ -1,0 +1,93 @@
+// Package hist has Histogram, the one latency histogram of squall: a
+// fixed-size log-linear histogram of durations, lock-free to record into
+// and summarised by quantiles accurate to about 7%. The tuple runtime keeps
+// one per spout component (complete latency) and Trident one per topology
+// (batch latency).
+//
+// The benchmark harness under bench/ keeps its own finer histogram (64
+// sub-buckets per power of two, in microseconds) on purpose: it mirrors the
+// Java histogram of the Storm side, so both report the same quantiles.
+package hist
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Summary summarises a Histogram.
+type Summary struct {
+	Count uint64
+	P50   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+}
+
+// Histogram is a log-linear histogram of durations in nanoseconds with 8
+// sub-buckets per power of two, safe for concurrent use.
+type Histogram struct {
+	buckets [64 * subBuckets]atomic.Uint64
+	max     atomic.Int64
+	count   atomic.Uint64
+}
+
+const subBits = 3
+const subBuckets = 1 << subBits
+
+func bucketOf(v uint64) int {
+	if v < subBuckets {
+		return int(v)
+	}
+	e := bits.Len64(v) - 1
+	return (e-subBits+1)*subBuckets + int(v>>(e-subBits))&(subBuckets-1)
+}
+
+// bucketMid returns a value in the middle of bucket i.
+func bucketMid(i int) uint64 {
+	if i < subBuckets {
+		return uint64(i)
+	}
+	e := i/subBuckets + subBits - 1
+	low := uint64(subBuckets+i%subBuckets) << (e - subBits)
+	return low + (uint64(1)<<(e-subBits))/2
+}
+
+// Record adds one duration; a negative one counts as 0.
+func (h *Histogram) Record(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	h.buckets[bucketOf(uint64(d))].Add(1)
+	h.count.Add(1)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// Summary returns the count, the median, the 99th percentile and the
+// maximum.
+func (h *Histogram) Summary() Summary {
+	n := h.count.Load()
+	l := Summary{Count: n, Max: time.Duration(h.max.Load())}
+	if n == 0 {
+		return l
+	}
+	l.P50 = h.quantile(n, 0.50)
+	l.P99 = h.quantile(n, 0.99)
+	return l
+}
+
+func (h *Histogram) quantile(n uint64, q float64) time.Duration {
+	rank := uint64(q*float64(n-1)) + 1
+	var seen uint64
+	for i := range h.buckets {
+		seen += h.buckets[i].Load()
+		if seen >= rank {
+			return time.Duration(bucketMid(i))
+		}
+	}
+	return time.Duration(h.max.Load())
+}

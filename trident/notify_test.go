@@ -1,0 +1,109 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/trident/coordstore"
+)
+
+// TestWaitCommittedWakesOnCommit: WaitCommitted is woken by the commit it
+// waits for, at the same virtual instant, not by a poll; commits of lower
+// txids wake it without returning; and no goroutine is left behind.
+func TestWaitCommittedWakesOnCommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &Running{status: newStatus(coordstore.Fence{Owner: "w"})}
+		var returned atomic.Bool
+		done := make(chan error, 1)
+		go func() {
+			err := r.WaitCommitted(context.Background(), 3)
+			returned.Store(true)
+			done <- err
+		}()
+		synctest.Wait()
+		r.status.setCommitted(2)
+		synctest.Wait()
+		if returned.Load() {
+			t.Fatal("WaitCommitted(3) returned at txid 2")
+		}
+		start := time.Now()
+		r.status.setCommitted(3)
+		synctest.Wait() // no virtual time passes: a poll would still be sleeping
+		if !returned.Load() {
+			t.Fatal("WaitCommitted(3) did not wake when txid 3 committed")
+		}
+		if err := <-done; err != nil || time.Since(start) != 0 {
+			t.Fatalf("WaitCommitted = %v after %v", err, time.Since(start))
+		}
+	})
+}
+
+// TestWaitCommittedWakesOnHaltAndCancel: a halt or a cancelled context
+// ends the wait at once, with the halting error or the context's.
+func TestWaitCommittedWakesOnHaltAndCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &Running{status: newStatus(coordstore.Fence{Owner: "w"})}
+		halted := make(chan error, 1)
+		go func() { halted <- r.WaitCommitted(context.Background(), 1) }()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelled := make(chan error, 1)
+		go func() { cancelled <- r.WaitCommitted(ctx, 1) }()
+		synctest.Wait()
+		errHalt := errors.New("halted for the test")
+		r.status.halt(errHalt)
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-halted:
+			if !errors.Is(err, errHalt) {
+				t.Fatalf("after halt: %v", err)
+			}
+		default:
+			t.Fatal("WaitCommitted did not wake on halt")
+		}
+		select {
+		case err := <-cancelled:
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, errHalt) {
+				t.Fatalf("after cancel: %v", err)
+			}
+		default:
+			t.Fatal("WaitCommitted did not wake on cancel")
+		}
+	})
+}
+
+// TestMasterUsesTheConfiguredClock: the master starts batches on
+// Config.Topology.Clock's time, so with a manual clock that stands still
+// no batch after the first starts, however much real time passes, and
+// each advance by BatchEmitInterval lets the next one through.
+func TestMasterUsesTheConfiguredClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFixed(3, sentences...)
+		clk := clock.NewManual(time.Unix(1, 0))
+		cfg := DefaultConfig()
+		cfg.Topology.Clock = clk
+		r := submit(t, wordCount(src, OpaqueMemory[int64]("counts"), 1), cfg)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		frozen := r.Committed()
+		if frozen > 1 {
+			t.Fatalf("committed txid %d in a minute of a clock that stood still; want at most 1", frozen)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for want := frozen + 1; want <= frozen+3; want++ {
+			clk.Advance(50 * time.Millisecond)
+			if err := r.WaitCommitted(ctx, want); err != nil {
+				t.Fatalf("after advancing the clock: %v", err)
+			}
+		}
+		if n := r.BatchLatency().Count; n < uint64(frozen+3) {
+			t.Fatalf("batch latency counts %d batches; want at least %d", n, frozen+3)
+		}
+	})
+}
