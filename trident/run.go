@@ -124,6 +124,7 @@ func (c Config) validate() error {
 
 // Running is a submitted Trident topology. Stop it with Stop.
 type Running struct {
+	t       *Topology
 	run     *topology.Running
 	cluster *topology.LocalCluster
 	private bool // cluster is this topology's own: Stop shuts it down
@@ -193,7 +194,7 @@ func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Running{run: r, cluster: c, private: private, status: st}, nil
+	return &Running{t: t, run: r, cluster: c, private: private, status: st}, nil
 }
 
 // build checks the declarations and generates the tuple-level topology.
