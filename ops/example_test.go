@@ -29,7 +29,7 @@ func Example() {
 
 	cfg := trident.Config{}
 	cfg.DeadLetters = &trident.MemoryDeadLetters{} // where rejected tuples go
-	_ = cfg                                        // tt.Submit(cluster, cfg)
+	_ = cfg                                        // tt.Submit(ctx, cfg)
 }
 
 func ExampleSum() {
