@@ -100,9 +100,10 @@ func (c Config) withDefaults() Config {
 
 // Validate reports every invalid field of c (after the zero-value
 // defaults); each error wraps ErrInvalid.
-func (c Config) Validate() error { return c.withDefaults().validate() }
+func (c Config) Validate() error { return c.validate() }
 
 func (c Config) validate() error {
+	c = c.withDefaults()
 	var errs []error
 	if c.Topology.Ackers < 1 {
 		errs = append(errs, fmt.Errorf("%w: Topology.Ackers is %d; Trident tracks batches with the acker, so it needs at least 1 (zero means 1)", ErrInvalid, c.Topology.Ackers))
