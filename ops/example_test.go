@@ -27,9 +27,9 @@ func Example() {
 	q = trident.StateQuery(q, sums, trident.Fields{"word"}, ops.MapGet[state.MapState[int64]](), "sum")
 	q.Filter(ops.Debug("answer", os.Stdout))
 
-	cfg := trident.DefaultConfig()
+	cfg := trident.Config{}
 	cfg.DeadLetters = &trident.MemoryDeadLetters{} // where rejected tuples go
-	_ = cfg                                        // tt.Submit(cluster, cfg)
+	_ = cfg                                        // tt.Submit(ctx, cfg)
 }
 
 func ExampleSum() {

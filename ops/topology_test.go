@@ -105,10 +105,11 @@ func TestBuiltinsInATopology(t *testing.T) {
 		ops.LowestOf[int64](s, "amount").Peek(lowest.peek)
 		ops.HighestOf[int64](s, "amount").Peek(highest.peek)
 
-		cfg := trident.DefaultConfig()
+		cfg := trident.Config{}
 		cfg.DeadLetters = dead
 		c := topology.NewLocalCluster()
-		r, err := tt.Submit(c, cfg)
+		cfg.Cluster = c
+		r, err := tt.Submit(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

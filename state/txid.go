@@ -1,12 +1,7 @@
 package state
 
-import "strconv"
+import "github.com/squallstream/squall/txn"
 
-// TxID is a batch's transaction id. The first batch of a stream has TxID 1
-// and every later batch has the previous TxID plus one. State commits happen
-// strictly in TxID order. The zero TxID means "no transaction" (for example a
-// state query outside a commit).
-type TxID uint64
-
-// String returns the decimal form of the id.
-func (t TxID) String() string { return strconv.FormatUint(uint64(t), 10) }
+// TxID is a batch's transaction id: an alias of txn.TxID, which documents
+// it.
+type TxID = txn.TxID

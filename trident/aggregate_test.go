@@ -69,7 +69,7 @@ func TestMapPeekAndAggregations(t *testing.T) {
 			Each(Fields{"total"}, totals.fn())
 		PartitionAggregate(words.BatchGlobal(), Fields{"word"}, Reducing[string](joinWords{}), "line").
 			Each(Fields{"line"}, joined.fn())
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 5); err != nil {

@@ -74,12 +74,13 @@ func runWordCount(b *testing.B, f StateFactory[int64], words int) (time.Duration
 	s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
 	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
 	PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
-	cfg := DefaultConfig()
+	cfg := Config{}
 	cfg.MaxBatchesInFlight = 2
 	cfg.BatchEmitInterval = time.Millisecond
 	c := topology.NewLocalCluster()
 	start := time.Now()
-	r, err := tt.Submit(c, cfg)
+	cfg.Cluster = c
+	r, err := tt.Submit(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,9 +71,6 @@ func newBatch(a Attempt) *batch {
 	return &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]*aggregation{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 }
 
-// Attempt is one attempt at a batch: its txid and attempt number.
-type Attempt = spout.Attempt
-
 func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topology.Bolt {
 	log := cfg.Topology.Logger
 	if log == nil {

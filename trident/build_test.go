@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -22,7 +21,7 @@ func TestSubmitReportsEveryMistake(t *testing.T) {
 	s.Parallelism(0)
 	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
 	PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"absent"}, count{}, "word")
-	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	_, err := tt.Submit(context.Background(), Config{})
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("submit = %v; want ErrInvalid", err)
 	}
@@ -45,17 +44,17 @@ func TestSubmitReportsEveryMistake(t *testing.T) {
 func TestSubmitRejectsConfigWithoutAckers(t *testing.T) {
 	tt := NewTopology("t")
 	tt.NewStream("s", BatchSource(Fields{"v"}, func() spout.Batcher { return newFixed(1) }))
-	cfg := DefaultConfig()
-	cfg.Topology.Ackers = 0
-	if _, err := tt.Submit(topology.NewLocalCluster(), cfg); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Ackers") {
+	cfg := Config{}
+	cfg.Topology.Ackers = -1 // zero means 1
+	if _, err := tt.Submit(context.Background(), cfg); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Ackers") {
 		t.Fatalf("submit = %v", err)
 	}
-	cfg = DefaultConfig()
+	cfg = Config{}
 	cfg.Topology.DisableTimeouts = true
-	if _, err := tt.Submit(topology.NewLocalCluster(), cfg); !errors.Is(err, ErrInvalid) {
+	if _, err := tt.Submit(context.Background(), cfg); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("submit with timeouts off = %v", err)
 	}
-	if _, err := NewTopology("empty").Submit(topology.NewLocalCluster(), DefaultConfig()); !errors.Is(err, ErrInvalid) {
+	if _, err := NewTopology("empty").Submit(context.Background(), Config{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty topology = %v", err)
 	}
 }
@@ -89,7 +88,7 @@ func TestStateQueryAgainstAnotherTopologysState(t *testing.T) {
 	tt := NewTopology("t")
 	q := tt.NewStream("q", BatchSource(Fields{"word"}, func() spout.Batcher { return newFixed(1) }))
 	StateQuery(q, counts, Fields{"word"}, mapGet{}, "count")
-	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	_, err := tt.Submit(context.Background(), Config{})
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "StateQuery: the state belongs to another topology") {
 		t.Fatalf("submit = %v", err)
 	}
@@ -102,7 +101,7 @@ func TestJoinChecks(t *testing.T) {
 	tt.Join(a, Fields{"k"}, b, Fields{"k"}, Inner, "k", "v")
 	tt.Join(a, Fields{"k"}, a, Fields{"k"}, Inner, "k", "v", "v2")
 	tt.Join(a, Fields{"k", "v"}, b, Fields{"k"}, Inner, "k", "v", "w")
-	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	_, err := tt.Submit(context.Background(), Config{})
 	for _, want := range []string{
 		"Join: 2 output fields for 3 values",
 		"Join: a stream cannot be joined with itself",

@@ -23,7 +23,7 @@ func TestChainedAggregations(t *testing.T) {
 		ChainAggregate(g, Fields{"word"}, Combining[int64](count{}), "n")
 		ChainAggregate(g, Fields{"word"}, Reducing[int64](letters{}), "letters")
 		g.End().Each(Fields{"word", "n", "letters"}, perWord.fn())
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 1); err != nil {

@@ -83,7 +83,7 @@ func TestPersistFeedsPersistentAggregate(t *testing.T) {
 			}
 			return nil
 		}))
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, state.TxID(len(sentences)+1)); err != nil {

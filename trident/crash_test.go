@@ -37,7 +37,7 @@ func TestWorkerCrashesResumeFromLastCommit(t *testing.T) {
 			}
 			return nil
 		}))
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.Topology.RestartMinBackoff = 100 * time.Millisecond
 		r := submit(t, tt, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -64,7 +64,7 @@ func TestAttemptLimitHaltsWithTheBatch(t *testing.T) {
 			return retryable(errFlaky)
 		}), "word").GroupBy("word")
 		PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.MaxAttempts = 3
 		r := submit(t, tt, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -93,7 +93,7 @@ func TestReportedFailureNamesTheBatch(t *testing.T) {
 			return split(ctx, tu, out)
 		}), "word").GroupBy("word")
 		PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 1); err != nil {

@@ -35,7 +35,7 @@ func TestRejectedTuplesGoToDeadLetters(t *testing.T) {
 		src := newFixed(2, "1", "2", "x", "4", "y", "6")
 		f := OpaqueMemory[int64]("parity")
 		dlq := &MemoryDeadLetters{}
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.DeadLetters = dlq
 		r := submit(t, rejectingTopology(src, f), cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -70,7 +70,7 @@ func TestRejectedTuplesGoToDeadLetters(t *testing.T) {
 func TestRejectWithoutDeadLettersStopsTheWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(2, "1", "x")
-		r := submit(t, rejectingTopology(src, OpaqueMemory[int64]("parity")), DefaultConfig())
+		r := submit(t, rejectingTopology(src, OpaqueMemory[int64]("parity")), Config{})
 		time.Sleep(time.Second)
 		h := r.Health()
 		if h.Crashes == 0 || !errors.Is(h.LastCrash, ErrNoDeadLetters) {

@@ -195,7 +195,7 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 		}
 		return nil
 	}))
-	cfg := DefaultConfig()
+	cfg := Config{}
 	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
 	cfg.BatchEmitInterval = time.Millisecond
 	// Faults are frequent here and the opaque flavour's batches grow with

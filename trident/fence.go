@@ -2,6 +2,7 @@ package trident
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,17 +19,11 @@ import (
 // stops for good. It is never retried: only the newest owner commits.
 var ErrSuperseded = state.ErrFenced
 
-// acquireTimeout bounds Submit's wait for the store to hand out a
-// generation.
-const acquireTimeout = 30 * time.Second
-
 // acquire makes this submission the owner of the topology. A retryable
 // failure (the store is unreachable) is tried again, with backoff, until
-// acquireTimeout; an Acquire that failed after taking effect only skips a
+// ctx is done; an Acquire that failed after taking effect only skips a
 // generation.
-func acquire(store coordstore.Store, topology string) (coordstore.Fence, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), acquireTimeout)
-	defer cancel()
+func acquire(ctx context.Context, store coordstore.Store, topology string) (coordstore.Fence, error) {
 	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(10*time.Millisecond), int64(time.Second))}
 	for {
 		gen, err := store.Acquire(ctx, topology)
@@ -36,6 +31,9 @@ func acquire(store coordstore.Store, topology string) (coordstore.Fence, error) 
 			return coordstore.Fence{Owner: topology, Generation: gen}, nil
 		}
 		if !failure.IsRetryable(err) || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				err = errors.Join(err, ctx.Err())
+			}
 			return coordstore.Fence{}, fmt.Errorf("trident: taking ownership of topology %q: %w", topology, err)
 		}
 		select {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -105,18 +104,17 @@ func readCounts(t *testing.T, f StateFactory[int64], partitions int, words ...st
 	return got
 }
 
-// submit runs t on a new local cluster and registers its shutdown.
+// submit runs t on a local cluster of its own and registers its stop.
 func submit(t *testing.T, tt *Topology, cfg Config) *Running {
 	t.Helper()
-	c := topology.NewLocalCluster()
-	r, err := tt.Submit(c, cfg)
+	r, err := tt.Submit(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = c.Shutdown(ctx)
+		_ = r.Stop(ctx)
 	})
 	return r
 }

@@ -49,7 +49,7 @@ func TestJoinModes(t *testing.T) {
 			s := tt.NewStream("statuses", BatchSource(Fields{"id", "status"}, func() spout.Batcher { return &rowsAt{1, statuses} }))
 			tt.Join(o, Fields{"order"}, s, Fields{"id"}, c.mode, "order", "amount", "status").Parallelism(2).
 				Each(Fields{"order", "amount", "status"}, out.fn())
-			r := submit(t, tt, DefaultConfig())
+			r := submit(t, tt, Config{})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := r.WaitCommitted(ctx, 2); err != nil {

@@ -87,7 +87,7 @@ func TestListerLivesWithItsWorker(t *testing.T) {
 		}), "w").GroupBy("w")
 		f := OpaqueMemory[int64]("counts")
 		PersistentAggregate(g, f, Fields{"w"}, count{}, "count")
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.BatchEmitInterval = time.Millisecond
 		cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
 		r := submit(t, tt, cfg)

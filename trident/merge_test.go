@@ -7,7 +7,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -25,7 +24,7 @@ func TestMergeTwoSourcesAndTwoBranches(t *testing.T) {
 		rest := wa.Filter(FilterFunc(func(_ context.Context, t Tuple) (bool, error) { return t.String("word") != "the", nil }))
 		all := tt.Merge(tt.Merge(the, rest), sb.FlatMap(splitWords, "word"))
 		PersistentAggregate(all.GroupBy("word"), f, Fields{"word"}, count{}, "count")
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 3); err != nil {
@@ -43,7 +42,7 @@ func TestMergeChecksFields(t *testing.T) {
 	other := NewTopology("o").NewStream("b", BatchSource(Fields{"x"}, func() spout.Batcher { return newFixed(1) }))
 	tt.Merge(s, s.Map(MapFunctionFunc(func(context.Context, Tuple) ([]any, error) { return []any{1}, nil }), "y"))
 	tt.Merge(s, other)
-	_, err := tt.Submit(topology.NewLocalCluster(), DefaultConfig())
+	_, err := tt.Submit(context.Background(), Config{})
 	for _, want := range []string{"Merge: stream 1 has fields [y], stream 0 has [x]", "Merge: stream 1 belongs to another topology"} {
 		if err == nil || !containsText(err.Error(), want) {
 			t.Errorf("error %v does not mention %q", err, want)

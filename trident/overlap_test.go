@@ -106,7 +106,7 @@ func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 			}
 			return opaque.New[int64](m, state.MapOptions[int64]{}), nil
 		}, Fields{"word"}, count{}, "count")
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.Store = coord
 		cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
 		cfg.BatchEmitInterval = time.Millisecond
@@ -114,7 +114,8 @@ func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 		cfg.Topology.MessageTimeout = 5 * time.Second
 		cfg.Topology.SpoutIdleWait = 5 * time.Millisecond
 		c := topology.NewLocalCluster()
-		r, err := tt.Submit(c, cfg)
+		cfg.Cluster = c
+		r, err := tt.Submit(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("seed %d: submit process %d: %v", seed, n, err)
 		}

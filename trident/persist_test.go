@@ -44,7 +44,7 @@ func TestPersistentReduceAndGlobal(t *testing.T) {
 			}
 			return nil
 		}))
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 5); err != nil {

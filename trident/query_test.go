@@ -63,7 +63,7 @@ func TestStateQuerySeesCommittedCounts(t *testing.T) {
 		q := tt.NewStream("queries", BatchSource(Fields{"sentence"}, func() spout.Batcher { return queries })).
 			FlatMap(splitWords, "word")
 		StateQuery(q, counts, Fields{"word"}, mapGet{}, "count").Each(Fields{"word", "count"}, answers.fn())
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 3); err != nil {
@@ -142,7 +142,7 @@ func TestStaticStateAndPartitionPersist(t *testing.T) {
 		persisted := PartitionPersist(long.Global(), func(context.Context, int, int) (*journal, error) { return j, nil },
 			Fields{"word"}, appendWords{}, "n")
 		persisted.NewValuesStream().Each(Fields{"n"}, sizes.fn())
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 5); err != nil {
@@ -185,7 +185,7 @@ func TestStateQueryRejectsToDeadLetters(t *testing.T) {
 		q := tt.NewStream("queries", BatchSource(Fields{"sentence"}, func() spout.Batcher { return queries })).
 			FlatMap(splitWords, "word")
 		StateQuery(q, counts, Fields{"word"}, strictGet{}, "count").Each(Fields{"word", "count"}, answers.fn())
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.DeadLetters = dlq
 		r := submit(t, tt, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

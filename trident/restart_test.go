@@ -49,10 +49,11 @@ func startDurable(t *testing.T, dir string, src *spouttest.Source) *durableRun {
 	s := tt.NewStream("words", OpaqueSource(Fields{"partition", "offset", "word"}, src.Lister,
 		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
 	PersistentAggregate(s.GroupBy("word").Parallelism(durablePartitions), factory, Fields{"word"}, count{}, "count")
-	cfg := DefaultConfig()
+	cfg := Config{}
 	cfg.Store = d.store
 	cfg.BatchEmitInterval = time.Millisecond
-	if d.running, err = tt.Submit(d.cluster, cfg); err != nil {
+	cfg.Cluster = d.cluster
+	if d.running, err = tt.Submit(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return d

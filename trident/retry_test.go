@@ -106,7 +106,7 @@ func TestOutageHealsWithoutHaltingAndLogsOnce(t *testing.T) {
 		backing, _, _ := outageMap(outage)
 		f := Opaque[int64]("counts", backing)
 		logs := &logRecords{}
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.MaxAttempts = maxAttempts
 		cfg.MaxRetryBackoff = time.Second
 		cfg.Topology.Logger = slog.New(logs)
@@ -143,7 +143,7 @@ func TestRetryBackoffSpacesReplays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const outage = 6
 		backing, times, mu := outageMap(outage)
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.BatchEmitInterval = 10 * time.Millisecond
 		r := submit(t, wordCount(newFixed(4, sentences...), Opaque[int64]("counts", backing), 1), cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -181,7 +181,7 @@ func TestCrashLoopHaltsAcrossRestarts(t *testing.T) {
 			return split(ctx, tu, out)
 		}), "word").GroupBy("word")
 		PersistentAggregate(g, OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.MaxAttempts = 3
 		cfg.Topology.RestartMinBackoff = 100 * time.Millisecond
 		r := submit(t, tt, cfg)
@@ -217,7 +217,7 @@ func corruptBacking(t *testing.T) BackingFactory {
 func TestCorruptStateHalts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs := &logRecords{}
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.Topology.Logger = slog.New(logs)
 		r := submit(t, wordCount(newFixed(1, sentences...), Opaque[int64]("counts", corruptBacking(t)), 1), cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -245,7 +245,7 @@ func TestCorruptStateHalts(t *testing.T) {
 func TestCorruptStateQuarantine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &MemoryQuarantine{}
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.OnCorruptState = CorruptQuarantine
 		cfg.Quarantine = q
 		f := Opaque[int64]("counts", corruptBacking(t))
@@ -280,13 +280,13 @@ func TestRetryConfigValidation(t *testing.T) {
 		{"quarantine without sink", func(c *Config) { c.OnCorruptState = CorruptQuarantine }},
 		{"unknown policy", func(c *Config) { c.OnCorruptState = 9 }},
 	} {
-		cfg := DefaultConfig()
+		cfg := Config{}
 		c.edit(&cfg)
 		if err := cfg.validate(); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: validate = %v, want ErrInvalid", c.name, err)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := Config{}
 	cfg.RetryBackoff = time.Minute // above the default cap: the cap follows
 	if err := cfg.validate(); err != nil {
 		t.Fatalf("backoff above the default cap: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/squallstream/squall/state"
@@ -11,12 +12,22 @@ import (
 	"github.com/squallstream/squall/trident/coordstore"
 )
 
-// Config configures a running Trident topology.
+// Config configures a running Trident topology. The zero Config is ready
+// to use: every field left zero takes the default documented on it, and
+// the topology runs on a local cluster of its own.
 type Config struct {
-	// Topology configures the tuple-level runtime underneath. Ackers must
-	// be at least 1 (Trident tracks batches with tuple trees); its
-	// MaxSpoutPending is ignored (MaxBatchesInFlight plays that role).
-	// The message timeout is the batch timeout: a batch whose processing or
+	// Cluster runs the topology. Nil means a local cluster of the
+	// topology's own, which Running.Stop shuts down; a shared cluster can
+	// run several topologies (under distinct names), and Running.Stop
+	// only kills this one there.
+	Cluster *topology.LocalCluster
+
+	// Topology configures the tuple-level runtime underneath; its zero
+	// fields take topology.Config's defaults, except Ackers: zero means 1,
+	// since Trident tracks batches with tuple trees (a negative value is
+	// an error). Its MaxSpoutPending is ignored (MaxBatchesInFlight plays
+	// that role) and DisableTimeouts is refused. The message timeout
+	// (default 30s) is the batch timeout: a batch whose processing or
 	// commit takes longer fails and is replayed.
 	Topology topology.Config
 
@@ -70,16 +81,32 @@ type Config struct {
 }
 
 // DefaultConfig returns a Config with the tuple runtime's defaults.
+//
+// Deprecated: the zero Config has the same defaults; use Config{}.
 func DefaultConfig() Config { return Config{Topology: topology.DefaultConfig()} }
 
 // ErrInvalid is wrapped by every error Submit returns for a bad topology or
 // configuration.
 var ErrInvalid = errors.New("trident: invalid topology or config")
 
+// withDefaults returns c with the tuple runtime's zero fields that
+// Trident defaults differently filled in.
+func (c Config) withDefaults() Config {
+	if c.Topology.Ackers == 0 {
+		c.Topology.Ackers = 1
+	}
+	return c
+}
+
+// Validate reports every invalid field of c (after the zero-value
+// defaults); each error wraps ErrInvalid.
+func (c Config) Validate() error { return c.validate() }
+
 func (c Config) validate() error {
+	c = c.withDefaults()
 	var errs []error
 	if c.Topology.Ackers < 1 {
-		errs = append(errs, fmt.Errorf("%w: Topology.Ackers is %d; Trident tracks batches with the acker, so it needs at least 1", ErrInvalid, c.Topology.Ackers))
+		errs = append(errs, fmt.Errorf("%w: Topology.Ackers is %d; Trident tracks batches with the acker, so it needs at least 1 (zero means 1)", ErrInvalid, c.Topology.Ackers))
 	}
 	if c.Topology.DisableTimeouts {
 		errs = append(errs, fmt.Errorf("%w: Topology.DisableTimeouts would let a lost batch stall the topology forever", ErrInvalid))
@@ -96,10 +123,16 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// Running is a submitted Trident topology.
+// Running is a submitted Trident topology. Stop it with Stop.
 type Running struct {
-	*topology.Running
-	status *status
+	t       *Topology
+	run     *topology.Running
+	cluster *topology.LocalCluster
+	private bool // cluster is this topology's own: Stop shuts it down
+	status  *status
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Committed returns the last committed txid.
@@ -139,26 +172,36 @@ func (r *Running) WaitCommitted(ctx context.Context, txid state.TxID) error {
 }
 
 // Submit checks the topology and cfg, builds the generated topology and
-// runs it on c under the topology's name.
-func (t *Topology) Submit(c *topology.LocalCluster, cfg Config) (*Running, error) {
+// runs it under the topology's name, on cfg.Cluster or, if that is nil, on
+// a local cluster of its own.
+//
+// ctx bounds the submission, not the run: taking ownership of the
+// topology from the coordination store (cfg.Store) retries a store that
+// is unreachable until ctx is done. The topology runs until Running.Stop.
+func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	topo, st, err := t.build(&cfg)
+	topo, st, err := t.build(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	tc := cfg.Topology
 	tc.MaxSpoutPending = 0
+	c, private := cfg.Cluster, cfg.Cluster == nil
+	if private {
+		c = topology.NewLocalCluster()
+	}
 	r, err := c.Submit(t.name, topo, tc)
 	if err != nil {
 		return nil, err
 	}
-	return &Running{Running: r, status: st}, nil
+	return &Running{t: t, run: r, cluster: c, private: private, status: st}, nil
 }
 
 // build checks the declarations and generates the tuple-level topology.
-func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
+func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, *status, error) {
 	errs := append([]error(nil), t.errs...)
 	if t.name == "" {
 		errs = append(errs, errors.New("trident: the topology has no name"))
@@ -175,7 +218,7 @@ func (t *Topology) build(cfg *Config) (*topology.Topology, *status, error) {
 	if cfg.BatchEmitInterval == 0 {
 		cfg.BatchEmitInterval = 50 * time.Millisecond
 	}
-	owner, err := acquire(cfg.Store, t.name)
+	owner, err := acquire(ctx, cfg.Store, t.name)
 	if err != nil {
 		return nil, nil, err
 	}

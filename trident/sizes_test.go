@@ -39,7 +39,7 @@ func TestBatchSizes(t *testing.T) {
 			tt := NewTopology("sizes")
 			s := tt.NewStream("gen", BatchSource(Fields{"k"}, func() spout.Batcher { return generated{c.n, c.keys} }))
 			PersistentAggregate(s.GroupBy("k").Parallelism(2), f, Fields{"k"}, count{}, "count")
-			r := submit(t, tt, DefaultConfig())
+			r := submit(t, tt, Config{})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			if err := r.WaitCommitted(ctx, 2); err != nil {
@@ -84,7 +84,7 @@ func TestSlowBatchTimesOutAndIsReplayed(t *testing.T) {
 			return split(ctx, tu, out)
 		}), "word").GroupBy("word")
 		PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 1); err != nil {

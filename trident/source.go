@@ -48,9 +48,12 @@ func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 // every call if it holds resources; a Lister shared on purpose (one per
 // process, closed by its owner after the topology stopped) must not
 // implement io.Closer.
-func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
+//
+// Options change how the executors run, for example MetaCodec.
+func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M], opts ...SourceOption[M]) Source {
 	return partitioned(fields, spout.Transactional, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
+		applySourceOptions(&cfg, opts)
 		return spout.NewTransactional(cfg)
 	})
 }
@@ -58,10 +61,12 @@ func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, ne
 // OpaqueSource reads a partitioned source whose replays may differ until a
 // batch enters its commit phase; from then on the batch is frozen. Every
 // tuple lands in exactly one committed batch. newLister and newEmitter are
-// called and their results closed as for TransactionalSource.
-func OpaqueSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M]) Source {
+// called and their results closed, and opts apply, as for
+// TransactionalSource.
+func OpaqueSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M], opts ...SourceOption[M]) Source {
 	return partitioned(fields, spout.Opaque, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
+		applySourceOptions(&cfg, opts)
 		return spout.NewOpaque(cfg)
 	})
 }
@@ -89,5 +94,24 @@ func partitioned[M any](fields Fields, kind spout.Kind, newLister func() spout.L
 		executor: func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error) {
 			return newExecutor(spout.ExecutorConfig[M]{Store: store, Stream: stream, Fence: owner, Task: task, NumTasks: numTasks})
 		},
+	}
+}
+
+// SourceOption configures the executors of a partitioned source
+// (TransactionalSource, OpaqueSource) with metadata of type M.
+type SourceOption[M any] func(*spout.ExecutorConfig[M])
+
+// MetaCodec stores the source's per-partition metadata with c instead of
+// the default spout.JSON. Changing the codec of a deployed source needs a
+// codec that still decodes what the old one stored.
+func MetaCodec[M any](c spout.Codec[M]) SourceOption[M] {
+	return func(cfg *spout.ExecutorConfig[M]) { cfg.Codec = c }
+}
+
+func applySourceOptions[M any](cfg *spout.ExecutorConfig[M], opts []SourceOption[M]) {
+	for _, o := range opts {
+		if o != nil {
+			o(cfg)
+		}
 	}
 }

@@ -41,7 +41,7 @@ func TestWordCount(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := newFixed(3, sentences...)
 			f := OpaqueMemory[int64]("counts")
-			cfg := DefaultConfig()
+			cfg := Config{}
 			cfg.MaxBatchesInFlight = inFlight
 			r := submit(t, wordCount(src, f, 2), cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,7 +73,7 @@ func TestRetryableFailuresReplayWithoutDoubleCounting(t *testing.T) {
 			return split(ctx, tu, out)
 		}), "word").GroupBy("word")
 		PersistentAggregate(g, f, Fields{"word"}, count{}, "count")
-		r := submit(t, tt, DefaultConfig())
+		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		if err := r.WaitCommitted(ctx, 4); err != nil {
@@ -98,7 +98,7 @@ func TestDeactivateStopsNewBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(1, sentences...)
 		f := OpaqueMemory[int64]("counts")
-		cfg := DefaultConfig()
+		cfg := Config{}
 		cfg.MaxBatchesInFlight = 3
 		r := submit(t, wordCount(src, f, 1), cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -84,12 +84,13 @@ func wordCount(ctx context.Context, o options, preAggregate bool) (string, error
 	} else {
 		trident.PersistentAggregate(words.GroupBy("word"), trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
 	}
-	cfg := trident.DefaultConfig() // one acker
+	cfg := trident.Config{} // one acker
 	cfg.Topology.BatchSize = o.batch
 	cfg.MaxBatchesInFlight = 2 // Storm: topology.max.spout.pending = 2
 	cfg.BatchEmitInterval = time.Millisecond
 	c := topology.NewLocalCluster()
-	r, err := tt.Submit(c, cfg)
+	cfg.Cluster = c
+	r, err := tt.Submit(ctx, cfg)
 	if err != nil {
 		return "", err
 	}

@@ -57,10 +57,11 @@ func TestPipelineExactlyOnce(t *testing.T) {
 
 	cluster := topology.NewLocalCluster()
 	defer cluster.Shutdown(context.Background())
-	cfg := trident.DefaultConfig()
+	cfg := trident.Config{}
 	cfg.Store = st.Coordination()
 	cfg.Topology.RestartMinBackoff = time.Millisecond
-	r, err := tt.Submit(cluster, cfg)
+	cfg.Cluster = cluster
+	r, err := tt.Submit(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,12 +78,13 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		return runStats{}, fmt.Errorf("reading the coordinator's state: %w", err)
 	}
 	cluster := topology.NewLocalCluster()
-	cfg := trident.DefaultConfig()
+	cfg := trident.Config{}
 	cfg.Store = rc.store.Coordination()
 	cfg.MaxBatchesInFlight = 2
 	cfg.Topology.Logger = log
 	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond
-	r, err := tt.Submit(cluster, cfg)
+	cfg.Cluster = cluster
+	r, err := tt.Submit(ctx, cfg)
 	if err != nil {
 		return runStats{}, err
 	}

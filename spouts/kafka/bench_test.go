@@ -176,12 +176,13 @@ func spoutCount(b *testing.B, br *broker, topic string, want int64) int64 {
 	tt := trident.NewTopology("bench")
 	s := tt.NewStream("records", sp.Opaque().Parallelism(benchTasks))
 	trident.PersistentAggregate(s.GroupBy(kafka.FieldPartition).Parallelism(len(maps)), factory, trident.Fields{kafka.FieldPartition}, countAgg{}, "count")
-	cfg := trident.DefaultConfig()
+	cfg := trident.Config{}
 	cfg.BatchEmitInterval = time.Millisecond
 	cfg.MaxBatchesInFlight = benchInFlight
 	cluster := topology.NewLocalCluster()
 	defer cluster.Shutdown(ctx)
-	if _, err := tt.Submit(cluster, cfg); err != nil {
+	cfg.Cluster = cluster
+	if _, err := tt.Submit(ctx, cfg); err != nil {
 		b.Fatal(err)
 	}
 	keys := make([]state.Key, benchPartitions)

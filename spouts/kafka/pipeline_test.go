@@ -135,7 +135,7 @@ func startPipeline(t testing.TB, p pipelineParams) *pipeline {
 	s := tt.NewStream("events", src.Parallelism(max(p.SpoutTasks, 1)))
 	s = s.Filter(trident.FilterFunc(pl.chaos))
 	trident.PersistentAggregate(s.GroupBy("key").Parallelism(countPartitions), factory, trident.Fields{"key"}, countAgg{}, "count")
-	tc := trident.DefaultConfig()
+	tc := trident.Config{}
 	tc.Store = pl.store
 	tc.BatchEmitInterval = time.Millisecond
 	tc.MaxBatchesInFlight = 2
@@ -144,7 +144,8 @@ func startPipeline(t testing.TB, p pipelineParams) *pipeline {
 	tc.RetryBackoff, tc.MaxRetryBackoff = 5*time.Millisecond, 100*time.Millisecond
 	tc.Topology.MessageTimeout = 20 * time.Second
 	tc.Topology.RestartMinBackoff = 10 * time.Millisecond
-	if pl.running, err = tt.Submit(pl.cluster, tc); err != nil {
+	tc.Cluster = pl.cluster
+	if pl.running, err = tt.Submit(context.Background(), tc); err != nil {
 		t.Fatal(err)
 	}
 	return pl

@@ -118,11 +118,12 @@ func startPipeline(t *testing.T, s *cassandra.Session, tabs pipelineTables, wrap
 		func(int) spout.Emitter[spouttest.Offsets] { return srcTx.Emitter() }))
 	trident.PersistentAggregate(tx.GroupBy("word").Parallelism(pipelinePartitions),
 		trident.Transactional[int64]("tx", backing("tx", tabs.tx)), trident.Fields{"word"}, ops.Count{}, "count")
-	cfg := trident.DefaultConfig()
+	cfg := trident.Config{}
 	cfg.Store = store
 	cfg.BatchEmitInterval = 10 * time.Millisecond
 	run := &pipelineRun{cluster: topology.NewLocalCluster(), store: store}
-	if run.running, err = tt.Submit(run.cluster, cfg); err != nil {
+	cfg.Cluster = run.cluster
+	if run.running, err = tt.Submit(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return run

@@ -82,7 +82,7 @@ func TestMapStateWordCount(t *testing.T) {
 					t.Error(err)
 				}
 			}()
-			r, err := tt.Submit(cluster, trident.DefaultConfig())
+			r, err := tt.Submit(ctx, trident.Config{Cluster: cluster})
 			if err != nil {
 				t.Fatal(err)
 			}

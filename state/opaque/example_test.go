@@ -39,3 +39,22 @@ func ExampleMap() {
 	// txid 3: +1 -> 10
 	// final: 10
 }
+
+// Reading as of the last committed txid: batch 2 wrote but its commit
+// failed, so the committed value is still batch 1's.
+func ExampleMap_MultiGetCommitted() {
+	ctx := context.Background()
+	counts := opaque.New(state.NewMemory("presence"), state.MapOptions[int64]{})
+	room := []state.Key{state.MustKey("room-7")}
+
+	counts.BeginCommit(ctx, 1)
+	counts.MultiPut(ctx, room, []int64{5})
+	counts.Commit(ctx, 1)
+	counts.BeginCommit(ctx, 2)
+	counts.MultiPut(ctx, room, []int64{8}) // the commit of txid 2 fails here
+
+	latest, _ := counts.MultiGet(ctx, room)
+	committed, _ := counts.MultiGetCommitted(ctx, 1, room) // the coordinator says: 1
+	fmt.Println("latest:", latest[0].Val, "committed:", committed[0].Val)
+	// Output: latest: 8 committed: 5
+}

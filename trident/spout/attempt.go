@@ -5,14 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/squallstream/squall/trident/internal/coord"
+	"github.com/squallstream/squall/txn"
 )
 
 // Attempt names one attempt at a batch: its txid and attempt number. It is
-// the batch coordinator's own type, so the runtime passes the attempts it
-// receives from the coordinator unchanged. The first attempt at a txid has
-// number 0, and a txid emitted again always has a higher number.
-type Attempt = coord.Attempt
+// an alias of txn.Attempt, which documents it (the batch coordinator uses
+// the same type, so attempts pass through unchanged).
+type Attempt = txn.Attempt
 
 // Partition identifies one partition of a partitioned source, such as
 // "clicks@3" for partition 3 of the Kafka topic clicks. It names the

@@ -3,6 +3,7 @@ package spout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/squallstream/squall/failure"
@@ -80,16 +81,19 @@ func (x *partitioned[M]) success(ctx context.Context, txid state.TxID) error {
 	if x.closed {
 		return ErrClosed
 	}
-	r := x.tr.success(txid)
-	if r == nil {
-		return nil
-	}
 	var errs []error
-	for _, p := range r.mine {
-		if res, ok := r.results[p]; ok && res.stored && !res.skipped {
-			if err := x.meta.cleanup(ctx, p, txid); err != nil {
-				errs = append(errs, err)
+	if r := x.tr.success(txid); r != nil {
+		for _, p := range r.mine {
+			if res, ok := r.results[p]; ok && res.stored && !res.skipped {
+				if err := x.meta.cleanup(ctx, p, txid); err != nil {
+					errs = append(errs, err)
+				}
 			}
+		}
+	}
+	if c, ok := x.emitter.(Committer); ok {
+		if err := c.Committed(ctx, txid); err != nil {
+			errs = append(errs, fmt.Errorf("spout: emitter's Committed(%v): %w", txid, err))
 		}
 	}
 	return errors.Join(errs...)

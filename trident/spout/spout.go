@@ -61,7 +61,7 @@ type Readier interface {
 // calls it only to replay a batch frozen at the start of its commit phase.
 // The two are called for one partition at a time, from one goroutine.
 //
-// An Emitter may also implement Refresher and io.Closer.
+// An Emitter may also implement Refresher, Committer and io.Closer.
 type Emitter[M any] interface {
 	Emit(ctx context.Context, a Attempt, p Partition, prev *M, c Collector) (M, error)
 	Reemit(ctx context.Context, a Attempt, p Partition, meta M, c Collector) error
@@ -74,3 +74,28 @@ type Emitter[M any] interface {
 type Refresher interface {
 	Refresh(ctx context.Context, owned []Partition) error
 }
+
+// Committer is implemented by an Emitter that wants to hear when batches
+// committed (Storm's success(txid)), for example to acknowledge its
+// records to the source. Committed(ctx, txid) is called on each task's
+// emitter after the coordinator stored txid as committed (so every txid up
+// to it committed, in every state of the topology), once the task's
+// metadata of earlier batches is cleaned up. It is never called for an
+// attempt that failed or for a txid that did not commit.
+//
+// Delivery is at-least-once and may skip: a txid may be reported again
+// (after a worker restart), and a crash between the commit and the call
+// loses it, so treat txid as "everything up to txid committed", not as
+// one batch. An error undoes nothing that committed: a retryable one
+// (failure.Retryable) is reported, and the next commit calls again with a
+// greater txid; any other error crashes the worker, as from any spout
+// call.
+type Committer interface {
+	Committed(ctx context.Context, txid state.TxID) error
+}
+
+// CommitterFunc adapts a function to a Committer.
+type CommitterFunc func(ctx context.Context, txid state.TxID) error
+
+// Committed calls f.
+func (f CommitterFunc) Committed(ctx context.Context, txid state.TxID) error { return f(ctx, txid) }

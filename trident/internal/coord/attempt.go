@@ -1,23 +1,10 @@
 package coord
 
-import (
-	"strconv"
+import "github.com/squallstream/squall/txn"
 
-	"github.com/squallstream/squall/state"
-)
-
-// Attempt names one attempt at a batch: its txid and attempt number. The
-// first attempt at a txid has number 0; every re-run of the same txid has a
-// higher number.
-type Attempt struct {
-	TxID state.TxID
-	N    uint32
-}
-
-// String returns "txid:attempt", for example "3:1".
-func (a Attempt) String() string {
-	return a.TxID.String() + ":" + strconv.FormatUint(uint64(a.N), 10)
-}
+// Attempt names one attempt at a batch: its txid and attempt number. It is
+// an alias of txn.Attempt, which documents it.
+type Attempt = txn.Attempt
 
 // Status is the phase of an active batch.
 type Status uint8

@@ -33,11 +33,11 @@ func TestConfigValidate(t *testing.T) {
 
 func TestStrings(t *testing.T) {
 	for got, want := range map[string]string{
-		Attempt{TxID: 3, N: 1}.String():                                                                 "3:1",
-		Action{Kind: EmitBatch, Attempt: Attempt{TxID: 2}}.String():                                     "emit 2:0",
-		Action{Kind: Commit, Attempt: Attempt{TxID: 2, N: 4}}.String():                                  "commit 2:4",
-		Action{Kind: Success, Attempt: Attempt{TxID: 9}}.String():                                       "success 9:0",
-		Action{Kind: Persist, State: State{Committed: 2, Attempts: []Attempt{{3, 1}, {4, 0}}}}.String(): "persist committed=2 attempts=[3:1 4:0]",
+		Attempt{TxID: 3, N: 1}.String():                                                                                   "3:1",
+		Action{Kind: EmitBatch, Attempt: Attempt{TxID: 2}}.String():                                                       "emit 2:0",
+		Action{Kind: Commit, Attempt: Attempt{TxID: 2, N: 4}}.String():                                                    "commit 2:4",
+		Action{Kind: Success, Attempt: Attempt{TxID: 9}}.String():                                                         "success 9:0",
+		Action{Kind: Persist, State: State{Committed: 2, Attempts: []Attempt{{TxID: 3, N: 1}, {TxID: 4, N: 0}}}}.String(): "persist committed=2 attempts=[3:1 4:0]",
 		Processing.String(): "processing",
 		Processed.String():  "processed",
 		Committing.String(): "committing",

@@ -1,0 +1,91 @@
+package trident
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// committedLog is an emitter that records the txids it hears committed.
+type committedLog struct {
+	*spouttest.Emitter
+	mu    sync.Mutex
+	txids []state.TxID
+}
+
+func (c *committedLog) Committed(_ context.Context, txid state.TxID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.txids = append(c.txids, txid)
+	return nil
+}
+
+func (c *committedLog) heard() []state.TxID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.txids)
+}
+
+// TestEmitterHearsCommits: an opaque source's emitter that implements
+// spout.Committer hears a txid only after its commit completed: not while
+// the batch's state is written but its commit is held, and then once it
+// committed.
+func TestEmitterHearsCommits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := spouttest.NewSource("p@0")
+		src.Append("p@0", "a", "b", "c", "d", "e", "f")
+		src.SetMaxBatch(2)
+		em := &committedLog{Emitter: src.Emitter()}
+		written, release := make(chan struct{}, 1), make(chan struct{})
+		released := false
+		defer func() {
+			if !released {
+				close(release)
+			}
+		}()
+		backing := MemoryBacking("counts")
+		f := func(ctx context.Context, p, n int) (state.MapState[int64], error) {
+			m, err := backing(ctx, p, n)
+			if err != nil {
+				return nil, err
+			}
+			return &heldCommit{Map: opaque.New[int64](m, state.MapOptions[int64]{}), hold: 2, written: written, release: release}, nil
+		}
+		tt := NewTopology("committer")
+		s := tt.NewStream("records", OpaqueSource(Fields{"partition", "offset", "word"}, src.Lister,
+			func(int) spout.Emitter[spouttest.Offsets] { return em }))
+		PersistentAggregate(s.GroupBy("word"), f, Fields{"word"}, count{}, "count")
+		r := submit(t, tt, Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+
+		<-written
+		time.Sleep(time.Second) // everything else the runtime would do now
+		if got := em.heard(); !slices.Equal(got, []state.TxID{1}) {
+			t.Fatalf("while batch 2's commit is held the emitter heard %v; want [1]", got)
+		}
+		close(release)
+		released = true
+		if err := r.WaitCommitted(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		r.Deactivate()
+		waitEvery(t, time.Minute, time.Millisecond, "commit 3 to be heard", func() bool {
+			return slices.Contains(em.heard(), 3)
+		})
+		got := em.heard()
+		for i, txid := range got {
+			if txid != state.TxID(i+1) {
+				t.Fatalf("heard %v; want 1, 2, 3, … in order", got)
+			}
+		}
+	})
+}

@@ -1,0 +1,54 @@
+package trident
+
+import (
+	"context"
+
+	"github.com/squallstream/squall/topology"
+)
+
+// Name returns the name the topology runs under.
+func (r *Running) Name() string { return r.run.Name() }
+
+// Stop deactivates the sources, waits until no batch is pending or ctx is
+// done, and stops the topology; on a local cluster of its own (a nil
+// Config.Cluster) it shuts the cluster down too. Batches still pending
+// when it stops are not committed: a later submission over the same store
+// replays them. Stop returns an error if ctx ended the wait; calling it
+// again returns the same error.
+func (r *Running) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() {
+		if r.private {
+			r.stopErr = r.cluster.Shutdown(ctx)
+			return
+		}
+		r.stopErr = r.cluster.Kill(ctx, r.run.Name())
+	})
+	return r.stopErr
+}
+
+// Done is closed once the topology has stopped (after Stop). A topology
+// that halted (see Halted) stays running, idle, until it is stopped.
+func (r *Running) Done() <-chan struct{} { return r.run.Done() }
+
+// Deactivate stops starting new batches: sources are no longer asked to
+// emit; batches in flight still complete or fail.
+func (r *Running) Deactivate() { r.run.Deactivate() }
+
+// Activate starts batches again after Deactivate (or after a submission
+// with Topology.StartInactive).
+func (r *Running) Activate() { r.run.Activate() }
+
+// Health returns the supervisor's view: whether a worker runs, and its
+// crashes.
+func (r *Running) Health() topology.Health { return r.run.Health() }
+
+// Stats returns a snapshot of the tuple runtime's counters.
+func (r *Running) Stats() topology.Stats { return r.run.Stats() }
+
+// Errors returns the most recently reported errors (failure.Reported),
+// oldest first.
+func (r *Running) Errors() []topology.ReportedError { return r.run.Errors() }
+
+// Pending returns the number of tuple trees the runtime waits on: batch
+// announcements and commits in flight, zero once the topology is idle.
+func (r *Running) Pending() int64 { return r.run.Pending() }
