@@ -4,12 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/squallstream/squall/internal/script"
 	"github.com/squallstream/squall/state"
 )
 
@@ -34,53 +33,10 @@ var update = flag.Bool("update", false, "rewrite the testdata scripts with the a
 //
 // Outputs are the actions, in order.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
-	}
-}
-
-func runScript(t *testing.T, path string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var d driver
-	var out strings.Builder
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		i++
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			continue
-		}
-		var want []string
-		for i < len(lines) && strings.HasPrefix(lines[i], "  ") {
-			want = append(want, strings.TrimSpace(lines[i]))
-			i++
-		}
-		got, err := d.run(line)
-		if err != nil {
-			t.Fatalf("%s:%d: %s: %v", path, i, line, err)
-		}
-		out.WriteString(line + "\n")
-		for _, g := range got {
-			out.WriteString("  " + g + "\n")
-		}
-		if !*update && strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s: after %q\n got:\n  %s\nwant:\n  %s", path, line,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	script.Run(t, "testdata/*.txt", *update, func() script.Driver {
+		var d driver
+		return d.run
+	})
 }
 
 // driver plays the shell for a script.
