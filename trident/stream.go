@@ -47,6 +47,7 @@ const (
 	partGlobal
 	partBroadcast
 	partBatchGlobal
+	partLocalOrShuffle // a merge's input: no declared repartition
 )
 
 // node is one operation of the declared graph.
