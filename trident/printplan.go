@@ -33,7 +33,7 @@ func printPlan(groups []*group) string {
 		b.WriteByte('\n')
 		for _, in := range g.inputs {
 			fmt.Fprintf(&b, "  in %s from %s to %s %s", in.stream(), in.from.group.name, nodeName(in.entry), in.entry.route(in.side))
-			if in.entry.kind == kindJoin {
+			if _, ok := in.entry.op.(*joinOp); ok {
 				fmt.Fprintf(&b, " side=%d", in.side)
 			}
 			b.WriteByte('\n')
@@ -55,43 +55,31 @@ func nodeName(n *node) string { return "n" + strconv.Itoa(n.id) }
 // describeNode is a node's kind and the details that decide where it
 // runs and what it reads.
 func describeNode(n *node) string {
-	ins := func() string { return "in=[" + strings.Join(n.inSch.fields, " ") + "]" }
-	switch n.kind {
-	case kindSource:
-		return fmt.Sprintf("source %q", n.source.id)
-	case kindEach:
-		return "each " + ins()
-	case kindFilter:
-		return "filter"
-	case kindProject:
-		return "project"
-	case kindPartition:
-		return "partition " + n.route(0).String()
-	case kindPersist:
-		return "persist " + ins()
-	case kindMap:
-		return "map"
-	case kindFlatMap:
-		return "flatMap"
-	case kindPeek:
-		return "peek"
-	case kindAggregate:
-		return "aggregate"
-	case kindMerge:
+	ins := func(sch *schema) string { return " in=[" + strings.Join(sch.fields, " ") + "]" }
+	k := n.op.kind()
+	switch op := n.op.(type) {
+	case *sourceOp:
+		return fmt.Sprintf("%s %q", k, op.src.id)
+	case *eachOp:
+		return k + ins(op.inSch)
+	case *partitionOp:
+		return k + " " + n.route(0).String()
+	case *persistOp:
+		return k + ins(op.inSch)
+	case *mergeOp:
 		parents := make([]string, 0, 1+len(n.others))
 		for _, p := range n.inputs() {
 			parents = append(parents, nodeName(p))
 		}
-		return "merge " + strings.Join(parents, " ")
-	case kindQuery:
-		s := "query " + ins()
-		if n.stateNode != nil {
-			return s + " state=" + nodeName(n.stateNode)
+		return k + " " + strings.Join(parents, " ")
+	case *queryOp:
+		if op.state != nil {
+			return k + ins(op.inSch) + " state=" + nodeName(op.state)
 		}
-		return s + " state=static"
-	case kindJoin:
-		return fmt.Sprintf("join left=%s[%s] right=%s[%s]", nodeName(n.parent), strings.Join(n.joinKeys[0], " "),
-			nodeName(n.others[0]), strings.Join(n.joinKeys[1], " "))
+		return k + ins(op.inSch) + " state=static"
+	case *joinOp:
+		return fmt.Sprintf("%s left=%s[%s] right=%s[%s]", k, nodeName(n.parent), strings.Join(op.keys[0], " "),
+			nodeName(n.others[0]), strings.Join(op.keys[1], " "))
 	}
-	return fmt.Sprintf("kind(%d)", n.kind)
+	return k
 }

@@ -16,21 +16,21 @@ type route struct {
 // is the one place that decides the grouping: grouping turns it into the
 // tuple-level grouping, and the printed plan shows it.
 func (n *node) route(side int) route {
-	switch n.kind {
-	case kindMerge:
+	switch op := n.op.(type) {
+	case *mergeOp:
 		return route{how: partLocalOrShuffle}
-	case kindQuery:
-		if n.byKeys {
-			return route{how: partFields, fields: n.inSch.fields}
+	case *queryOp:
+		if op.byKeys {
+			return route{how: partFields, fields: op.inSch.fields}
 		}
 		return route{how: partShuffle}
-	case kindJoin:
-		return route{how: partFields, fields: n.joinKeys[side]}
-	case kindPartition:
-		if n.part == partFields {
-			return route{how: partFields, fields: n.inSch.fields}
+	case *joinOp:
+		return route{how: partFields, fields: op.keys[side]}
+	case *partitionOp:
+		if op.how == partFields {
+			return route{how: partFields, fields: op.fields}
 		}
-		return route{how: n.part}
+		return route{how: op.how}
 	}
 	return route{how: partShuffle}
 }
