@@ -35,8 +35,8 @@ func aggregateNode[S any](s *Stream, op string, group, input Fields, agg Aggrega
 			s.t.errorf("%s: output field %q is a group field", op, f)
 		}
 	}
-	a := &aggregateOp[S]{agg: agg, group: s.n.sch.indexes(group), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
-	n := &node{kind: kindAggregate, parent: s.n, aggregate: a,
+	a := &aggregatorOf[S]{agg: agg, group: s.n.sch.indexes(group), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	n := &node{op: &aggregateOp{agg: a}, parent: s.n,
 		sch: newSchema(append(slices.Clone(group), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
@@ -82,14 +82,14 @@ type aggregateBatch interface {
 	complete() error
 }
 
-type aggregateOp[S any] struct {
+type aggregatorOf[S any] struct {
 	agg   Aggregator[S]
 	group []int
 	input []int
 	inSch *schema
 }
 
-func (a *aggregateOp[S]) newBatch(at Attempt, out func(group []any) Collector) aggregateBatch {
+func (a *aggregatorOf[S]) newBatch(at Attempt, out func(group []any) Collector) aggregateBatch {
 	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, groups: newGroupIndex[groupState[S]]()}
 }
 
@@ -100,7 +100,7 @@ type groupState[S any] struct {
 }
 
 type aggregateBatchOf[S any] struct {
-	op      *aggregateOp[S]
+	op      *aggregatorOf[S]
 	attempt Attempt
 	out     func(group []any) Collector
 	groups  groupIndex[groupState[S]]

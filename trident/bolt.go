@@ -108,8 +108,8 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 	}
 	b.static = map[*node]any{}
 	for _, n := range b.g.nodes {
-		if n.openStatic != nil {
-			st, err := n.openStatic(ctx, info.Index, info.NumTasks)
+		if q, ok := n.op.(*queryOp); ok && q.static != nil {
+			st, err := q.static(ctx, info.Index, info.NumTasks)
 			if err != nil {
 				return fmt.Errorf("opening static state: %w", err)
 			}
@@ -120,8 +120,8 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 			}
 			b.static[n] = st
 		}
-		if n.kind == kindPersist {
-			p, err := n.persist.open(ctx, info.Index, info.NumTasks)
+		if op, ok := n.op.(*persistOp); ok {
+			p, err := op.p.open(ctx, info.Index, info.NumTasks)
 			if errors.Is(err, ErrSuperseded) {
 				// A newer owner opened this state: halt, do not restart.
 				b.status.halt(superseded(b.status.owner, err))
@@ -137,7 +137,7 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 		}
 	}
 	if b.g.isSource() {
-		src := b.g.entry.source
+		src := b.g.entry.source()
 		x, err := src.executor(b.store, b.status.owner, src.id, info.Index, info.NumTasks)
 		if err != nil {
 			return fmt.Errorf("stream %q: %w", src.id, err)

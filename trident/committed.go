@@ -16,8 +16,8 @@ var ErrNoCommittedRead = errors.New("trident: the state cannot tell committed va
 // mapFactory is implemented by the operations that keep grouped map state.
 type mapFactory[V any] interface{ mapFactory() StateFactory[V] }
 
-func (p *persistOp[V]) mapFactory() StateFactory[V] { return p.factory }
-func (o *reduceOp[V]) mapFactory() StateFactory[V]  { return o.factory }
+func (p *persistCombiner[V]) mapFactory() StateFactory[V] { return p.factory }
+func (o *reduceOp[V]) mapFactory() StateFactory[V]        { return o.factory }
 
 // ReadCommitted returns the values of keys in st, the map state of a
 // persistent aggregation (PersistentAggregate, PersistentAggregateGlobal,
@@ -38,7 +38,11 @@ func ReadCommitted[V any](ctx context.Context, r *Running, st *State[state.MapSt
 	if r == nil || st == nil || st.n == nil || st.t != r.t {
 		return nil, fmt.Errorf("%w: ReadCommitted: the state is not written by the running topology", ErrInvalid)
 	}
-	mf, ok := st.n.persist.(mapFactory[V])
+	var mf mapFactory[V]
+	p, ok := st.n.op.(*persistOp)
+	if ok {
+		mf, ok = p.p.(mapFactory[V])
+	}
 	if !ok || st.n.group == nil {
 		return nil, fmt.Errorf("%w: ReadCommitted: the state is not the map state of a persistent aggregation", ErrInvalid)
 	}

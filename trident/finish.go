@@ -13,8 +13,8 @@ import (
 func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 	b.committing = bt.attempt
 	for _, n := range b.g.nodes {
-		switch n.kind {
-		case kindAggregate:
+		switch op := n.op.(type) {
+		case *aggregateOp:
 			a := b.aggregation(n, bt)
 			if err := a.complete(); err != nil {
 				return err
@@ -22,20 +22,20 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 			if err := a.takeEmitErr(); err != nil {
 				return err
 			}
-		case kindJoin:
+		case *joinOp:
 			if j := bt.joins[n]; j != nil {
 				if err := j.run(func(v []any) error { return b.emitFrom(n, bt, v) }); err != nil {
 					return err
 				}
 			}
-		case kindQuery:
+		case *queryOp:
 			q := bt.queries[n]
 			if q == nil {
 				continue
 			}
 			st := b.static[n]
-			if n.stateNode != nil {
-				st = b.persist[n.stateNode].state()
+			if op.state != nil {
+				st = b.persist[op.state].state()
 			}
 			var emitErr error
 			reject := func(err error, values []any) error { return b.rejected(err, bt.attempt, n.parent.sch.fields, values) }
@@ -45,7 +45,7 @@ func (b *groupBolt) finish(bt *batch, anchor *topology.Tuple) error {
 			if emitErr != nil {
 				return emitErr
 			}
-		case kindPersist:
+		case *persistOp:
 			acc := bt.accs[n]
 			if acc == nil {
 				continue
@@ -85,7 +85,7 @@ func (b *groupBolt) aggregation(n *node, bt *batch) *aggregation {
 	a := bt.aggs[n]
 	if a == nil {
 		a = &aggregation{}
-		a.aggregateBatch = n.aggregate.newBatch(bt.attempt, b.aggregateOut(n, bt, &a.emitErr))
+		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.attempt, b.aggregateOut(n, bt, &a.emitErr))
 		bt.aggs[n] = a
 	}
 	return a

@@ -35,7 +35,7 @@ func (t *Topology) Join(left *Stream, leftKeys Fields, right *Stream, rightKeys 
 	if mode > FullOuter {
 		t.errorf("Join: unknown mode %d", mode)
 	}
-	op := &joinOp{mode: mode, keys: len(leftKeys)}
+	op := &joinPlan{mode: mode, keys: len(leftKeys)}
 	for side, s := range []*Stream{left, right} {
 		keys := []Fields{leftKeys, rightKeys}[side]
 		op.keyIdx[side] = s.n.sch.indexes(keys)
@@ -49,14 +49,14 @@ func (t *Topology) Join(left *Stream, leftKeys Fields, right *Stream, rightKeys 
 		t.errorf("Join: %d output fields for %d values (keys, then left's and right's other fields)", len(outputs), want)
 	}
 	left.checkOutputs("Join", outputs)
-	n := &node{kind: kindJoin, parent: left.n, others: []*node{right.n}, join: op,
-		sch: newSchema(slices.Clone(outputs)), joinKeys: [2]Fields{leftKeys, rightKeys}}
+	n := &node{op: &joinOp{plan: op, keys: [2]Fields{leftKeys, rightKeys}}, parent: left.n, others: []*node{right.n},
+		sch: newSchema(slices.Clone(outputs))}
 	return &Stream{t: t, n: t.add(n)}
 }
 
-// joinOp is a join's plan: where the keys and other fields of each side
+// joinPlan is where the keys and other fields of each side of a join
 // are.
-type joinOp struct {
+type joinPlan struct {
 	mode    JoinMode
 	keys    int
 	keyIdx  [2][]int
@@ -65,7 +65,7 @@ type joinOp struct {
 
 // joinBatch is one batch's join state in one task.
 type joinBatch struct {
-	op     *joinOp
+	op     *joinPlan
 	groups map[string]*joinGroup
 	order  []*joinGroup
 }
@@ -75,7 +75,7 @@ type joinGroup struct {
 	sides [2][][]any // the other fields of each side's tuples
 }
 
-func (o *joinOp) newBatch() *joinBatch { return &joinBatch{op: o, groups: map[string]*joinGroup{}} }
+func (o *joinPlan) newBatch() *joinBatch { return &joinBatch{op: o, groups: map[string]*joinGroup{}} }
 
 func pick(values []any, idx []int) []any {
 	out := make([]any, len(idx))

@@ -180,9 +180,9 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	}
 	m.status.setCommitted(rec.Committed)
 	for _, n := range m.t.sources {
-		sc, err := n.source.coordinator(m.store, m.status.owner, n.source.id)
+		sc, err := n.source().coordinator(m.store, m.status.owner, n.source().id)
 		if err != nil {
-			return fmt.Errorf("stream %q: %w", n.source.id, err)
+			return fmt.Errorf("stream %q: %w", n.source().id, err)
 		}
 		m.sources = append(m.sources, sc)
 	}

@@ -20,7 +20,7 @@ func PartitionPersist[S state.State](s *Stream, factory func(ctx context.Context
 		s.t.errorf("PartitionPersist: nil state factory or updater")
 	}
 	p := &updaterOp[S]{factory: factory, updater: updater, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
-	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: p.inSch, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &persistOp{p: p, inSch: p.inSch}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &State[S]{t: s.t, n: s.t.add(n)}
 }
 

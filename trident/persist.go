@@ -30,7 +30,7 @@ type State[S any] struct {
 func (s *State[S]) NewValuesStream() *Stream {
 	if s.n == nil {
 		s.t.errorf("NewValuesStream: static state has no new values")
-		return &Stream{t: s.t, n: s.t.add(&node{kind: kindProject, sch: newSchema(nil)})}
+		return &Stream{t: s.t, n: s.t.add(&node{op: &projectOp{}, sch: newSchema(nil)})}
 	}
 	return &Stream{t: s.t, n: s.n}
 }
@@ -64,8 +64,8 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 	if len(s.t.errs) == 0 {
 		s, input, agg = preAggregate(s, groupFields, input, agg)
 	}
-	p := &persistOp[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
-	n := &node{kind: kindPersist, parent: s.n, persist: p, inSch: newSchema(slices.Clone(input)),
+	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
+	n := &node{op: &persistOp{p: p, inSch: newSchema(slices.Clone(input))}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }
@@ -77,13 +77,14 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 // the stream the committer reads, its input fields and its aggregator.
 // Combine is associative, so the state sees the same values.
 func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggregator[V]) (*Stream, Fields, CombinerAggregator[V]) {
-	if len(groupFields) == 0 || s.n.kind != kindPartition || s.n.parent == nil {
+	part, ok := s.n.op.(*partitionOp)
+	if len(groupFields) == 0 || !ok || s.n.parent == nil {
 		return s, input, agg
 	}
 	partial := "$partial" + strconv.Itoa(len(s.t.nodes))
 	up := &Stream{t: s.t, n: s.n.parent}
 	pre := aggregateNode(up, "PersistentAggregate", groupFields, input, Aggregator[partialAcc[V]](partialCombining[V]{agg}), []string{partial})
-	moved := pre.partition(s.n.part, s.n.inSch.fields)
+	moved := pre.partition(part.how, part.fields)
 	moved.n.hint = s.n.hint
 	return moved, Fields{partial}, partials[V]{agg}
 }
@@ -146,14 +147,14 @@ type batchAcc interface {
 	add(values []any, in *schema) error
 }
 
-type persistOp[V any] struct {
+type persistCombiner[V any] struct {
 	factory StateFactory[V]
 	agg     CombinerAggregator[V]
 	group   []int
 	input   []int
 }
 
-func (p *persistOp[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+func (p *persistCombiner[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
 	ms, err := openMapState(ctx, p.factory, partition, numPartitions)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func openMapState[V any](ctx context.Context, f StateFactory[V], partition, numP
 }
 
 type persistTaskOf[V any] struct {
-	op *persistOp[V]
+	op *persistCombiner[V]
 	ms state.MapState[V]
 }
 
@@ -187,7 +188,7 @@ type groupAcc[V any] struct {
 }
 
 type accOf[V any] struct {
-	op     *persistOp[V]
+	op     *persistCombiner[V]
 	groups groupIndex[groupAcc[V]]
 }
 

@@ -24,7 +24,7 @@ func PersistentReduce[V any](g *GroupedStream, factory StateFactory[V], input Fi
 	}
 	op := &reduceOp[V]{factory: factory, r: r, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input),
 		inSch: newSchema(slices.Clone(input))}
-	n := &node{kind: kindPersist, parent: s.n, persist: op, inSch: op.inSch,
+	n := &node{op: &persistOp{p: op, inSch: op.inSch}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }

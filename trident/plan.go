@@ -63,7 +63,10 @@ const (
 // groups.
 func dataStream(n *node) string { return "s" + strconv.Itoa(n.id) }
 
-func (g *group) isSource() bool { return g.entry.kind == kindSource }
+func (g *group) isSource() bool {
+	_, ok := g.entry.op.(*sourceOp)
+	return ok
+}
 
 // plan splits the declared nodes into groups.
 func (t *Topology) plan() []*group {
@@ -74,28 +77,28 @@ func (t *Topology) plan() []*group {
 		return g
 	}
 	for _, n := range t.nodes {
-		switch n.kind {
-		case kindSource:
-			n.group = newGroup(n, "spout-"+n.source.id)
+		switch op := n.op.(type) {
+		case *sourceOp:
+			n.group = newGroup(n, "spout-"+op.src.id)
 			n.group.sourceIndex = len(t.sources) - 1
 			for i, s := range t.sources {
 				if s == n {
 					n.group.sourceIndex = i
 				}
 			}
-			n.group.parallelism = max(n.source.parallelism, 1)
-		case kindPartition, kindMerge, kindJoin:
-			if n.kind == kindPartition && len(n.children) == 0 {
+			n.group.parallelism = max(op.src.parallelism, 1)
+		case *partitionOp, *mergeOp, *joinOp:
+			if _, ok := op.(*partitionOp); ok && len(n.children) == 0 {
 				continue // a repartition nothing reads (a GroupBy whose aggregation moved in front of a new one)
 			}
 			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
 			for side, p := range n.inputs() {
 				n.group.connect(p, n, side)
 			}
-		case kindQuery:
+		case *queryOp:
 			n.group = n.parent.group
-			if n.stateNode != nil {
-				n.group = n.stateNode.group
+			if op.state != nil {
+				n.group = op.state.group
 				if n.parent.group != n.group {
 					n.group.connect(n.parent, n, 0)
 				}
@@ -105,10 +108,10 @@ func (t *Topology) plan() []*group {
 		}
 		g := n.group
 		g.nodes = append(g.nodes, n)
-		if n.kind == kindPersist {
+		if _, ok := n.op.(*persistOp); ok {
 			g.committer = true
 		}
-		if n.kind != kindSource && n.hint > 0 {
+		if _, ok := n.op.(*sourceOp); !ok && n.hint > 0 {
 			g.parallelism = max(g.parallelism, n.hint)
 		}
 	}

@@ -20,7 +20,7 @@ func TestPersistentAggregateCombinesBeforeTheRepartition(t *testing.T) {
 		t.Fatalf("%d groups, want the source's and the committer's: %v", len(groups), groups)
 	}
 	src, committer := groups[0], groups[1]
-	if !slices.ContainsFunc(src.nodes, func(n *node) bool { return n.kind == kindAggregate }) {
+	if !slices.ContainsFunc(src.nodes, func(n *node) bool { _, ok := n.op.(*aggregateOp); return ok }) {
 		t.Fatal("the source group does not combine before the repartition")
 	}
 	if !committer.committer || committer.parallelism != 3 {

@@ -32,13 +32,13 @@ func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 // enter runs a tuple that arrived on input in through the group: a
 // repartition or merge passes it on, any other node processes it.
 func (b *groupBolt) enter(in input, bt *batch, values []any) error {
-	switch in.entry.kind {
-	case kindPartition, kindMerge:
+	switch op := in.entry.op.(type) {
+	case *partitionOp, *mergeOp:
 		return b.emitFrom(in.entry, bt, values)
-	case kindJoin:
+	case *joinOp:
 		j := bt.joins[in.entry]
 		if j == nil {
-			j = in.entry.join.newBatch()
+			j = op.plan.newBatch()
 			bt.joins[in.entry] = j
 		}
 		return j.add(in.side, values)
@@ -56,21 +56,21 @@ func (b *groupBolt) process(n *node, bt *batch, values []any) error {
 }
 
 func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
-	switch n.kind {
-	case kindEach:
+	switch op := n.op.(type) {
+	case *eachOp:
 		c := &eachCollector{b: b, n: n, bt: bt, base: values, width: len(n.sch.fields)}
-		if err := n.fn.Execute(b.ctx, project(values, n.inIdx, n.inSch), c); err != nil {
+		if err := op.fn.Execute(b.ctx, project(values, op.inIdx, op.inSch), c); err != nil {
 			return err
 		}
 		return c.err
-	case kindFilter:
-		keep, err := n.filter.Keep(b.ctx, Tuple{values: values, sch: n.parent.sch})
+	case *filterOp:
+		keep, err := op.f.Keep(b.ctx, Tuple{values: values, sch: n.parent.sch})
 		if err != nil || !keep {
 			return err
 		}
 		return b.emitFrom(n, bt, values)
-	case kindMap:
-		out, err := n.mapFn.Map(b.ctx, Tuple{values: values, sch: n.parent.sch})
+	case *mapOp:
+		out, err := op.fn.Map(b.ctx, Tuple{values: values, sch: n.parent.sch})
 		if err != nil {
 			return err
 		}
@@ -78,38 +78,38 @@ func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
 			return fmt.Errorf("trident: Map returned %d values for fields %v", len(out), n.sch.fields)
 		}
 		return b.emitFrom(n, bt, out)
-	case kindFlatMap:
+	case *flatMapOp:
 		c := &eachCollector{b: b, n: n, bt: bt, width: len(n.sch.fields)}
-		if err := n.flatFn.FlatMap(b.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
+		if err := op.fn.FlatMap(b.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
 			return err
 		}
 		return c.err
-	case kindPeek:
-		n.peek(Tuple{values: values, sch: n.parent.sch})
+	case *peekOp:
+		op.fn(Tuple{values: values, sch: n.parent.sch})
 		return b.emitFrom(n, bt, values)
-	case kindProject:
-		return b.emitFrom(n, bt, project(values, n.projIdx, n.sch).values)
-	case kindAggregate:
+	case *projectOp:
+		return b.emitFrom(n, bt, project(values, op.idx, n.sch).values)
+	case *aggregateOp:
 		a := b.aggregation(n, bt)
 		if err := a.add(values); err != nil {
 			return err
 		}
 		return a.takeEmitErr()
-	case kindQuery:
+	case *queryOp:
 		q := bt.queries[n]
 		if q == nil {
-			q = n.query.newBatch()
+			q = op.q.newBatch()
 			bt.queries[n] = q
 		}
 		q.add(values)
 		return nil
-	case kindPersist:
+	case *persistOp:
 		acc := bt.accs[n]
 		if acc == nil {
 			acc = b.persist[n].newBatch()
 			bt.accs[n] = acc
 		}
-		return acc.add(values, n.inSch)
+		return acc.add(values, op.inSch)
 	default:
 		return b.emitFrom(n, bt, values)
 	}

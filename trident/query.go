@@ -39,12 +39,12 @@ func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction
 			s.t.errorf("StateQuery: output field %q clashes with an existing field (stream fields: %v)", f, s.n.sch.fields)
 		}
 	}
-	op := &queryOp[S, R]{q: q, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input)), parentSch: s.n.sch}
-	n := &node{kind: kindQuery, parent: s.n, query: op, stateNode: st.n, byKeys: st.byKeys,
-		inSch: op.inSch, sch: newSchema(append(slices.Clone(s.n.sch.fields), outputs...))}
+	op := &querierOf[S, R]{q: q, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input)), parentSch: s.n.sch}
+	qo := &queryOp{q: op, inSch: op.inSch, state: st.n, byKeys: st.byKeys}
 	if st.n == nil && st.open != nil {
-		n.openStatic = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
+		qo.static = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
 	}
+	n := &node{op: qo, parent: s.n, sch: newSchema(append(slices.Clone(s.n.sch.fields), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -62,17 +62,17 @@ type queryBatch interface {
 	run(ctx context.Context, st any, out func(base []any) Collector, handle func(err error, values []any) error) error
 }
 
-type queryOp[S, R any] struct {
+type querierOf[S, R any] struct {
 	q         QueryFunction[S, R]
 	input     []int
 	inSch     *schema
 	parentSch *schema
 }
 
-func (o *queryOp[S, R]) newBatch() queryBatch { return &queryBatchOf[S, R]{op: o} }
+func (o *querierOf[S, R]) newBatch() queryBatch { return &queryBatchOf[S, R]{op: o} }
 
 type queryBatchOf[S, R any] struct {
-	op    *queryOp[S, R]
+	op    *querierOf[S, R]
 	bases [][]any
 	args  []Tuple
 }

@@ -263,19 +263,12 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 // grouping returns the tuple-level grouping with which the node's group
 // receives its input number side.
 func (n *node) grouping(side int) topology.Grouping {
-	switch {
-	case n.kind == kindMerge:
+	r := n.route(side)
+	switch r.how {
+	case partLocalOrShuffle:
 		return topology.LocalOrShuffle()
-	case n.kind == kindQuery && n.byKeys:
-		return topology.ByFields(n.inSch.fields...)
-	case n.kind == kindQuery:
-		return topology.Shuffle()
-	case n.kind == kindJoin:
-		return topology.ByFields(n.joinKeys[side]...)
-	}
-	switch n.part {
 	case partFields:
-		return topology.ByFields(n.inSch.fields...)
+		return topology.ByFields(r.fields...)
 	case partGlobal:
 		return topology.Global()
 	case partBroadcast:

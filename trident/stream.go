@@ -1,7 +1,6 @@
 package trident
 
 import (
-	"context"
 	"fmt"
 	"slices"
 )
@@ -20,24 +19,6 @@ type Topology struct {
 // restarted topology resumes from its last committed batch.
 func NewTopology(name string) *Topology { return &Topology{name: name} }
 
-type nodeKind uint8
-
-const (
-	kindSource nodeKind = iota + 1
-	kindEach
-	kindFilter
-	kindProject
-	kindPartition
-	kindPersist
-	kindMap
-	kindFlatMap
-	kindPeek
-	kindAggregate
-	kindMerge
-	kindQuery
-	kindJoin
-)
-
 // partitioning is how a partition node spreads tuples over the next bolt.
 type partitioning uint8
 
@@ -47,41 +28,21 @@ const (
 	partGlobal
 	partBroadcast
 	partBatchGlobal
+	partLocalOrShuffle // a merge's input: no declared repartition
 )
 
-// node is one operation of the declared graph.
+// node is one operation of the declared graph: a vertex with its edges,
+// output fields and place in the plan, and the operation itself (op).
 type node struct {
 	id       int
-	kind     nodeKind
+	op       op
 	out      string // set by plan: the topology stream to other groups, or "" if none
 	parent   *node
 	others   []*node // further parents of a merge or join
 	children []*node
 	sch      *schema // output fields
 	hint     int     // parallelism hint, 0 if none
-
-	source    *Source     // kindSource
-	fn        Function    // kindEach
-	inIdx     []int       // kindEach: input positions in the parent's tuple
-	inSch     *schema     // kindEach, kindPersist: input fields
-	filter    Filter      // kindFilter
-	mapFn     MapFunction // kindMap
-	flatFn    FlatMapFunction
-	peek      func(Tuple)
-	aggregate aggregator   // kindAggregate
-	projIdx   []int        // kindProject
-	part      partitioning // kindPartition
-	persist   persister    // kindPersist
-
-	query      querier // kindQuery
-	stateNode  *node   // kindQuery: the node that writes the state; nil for static state
-	byKeys     bool    // kindQuery: route by the input fields
-	openStatic func(ctx context.Context, partition, numPartitions int) (any, error)
-
-	join     *joinOp   // kindJoin
-	joinKeys [2]Fields // kindJoin: the keys of each side
-
-	group *group // set by the planner
+	group    *group  // set by the planner
 }
 
 // inputs returns the node's parents.
@@ -116,7 +77,7 @@ type Stream struct {
 // in the topology.
 func (t *Topology) NewStream(id string, src Source) *Stream {
 	for _, s := range t.sources {
-		if s.source.id == id {
+		if s.source().id == id {
 			t.errorf("stream id %q used twice", id)
 		}
 	}
@@ -125,7 +86,7 @@ func (t *Topology) NewStream(id string, src Source) *Stream {
 	}
 	spec := src
 	spec.id = id
-	n := t.add(&node{kind: kindSource, source: &spec, sch: newSchema(src.fields)})
+	n := t.add(&node{op: &sourceOp{src: &spec}, sch: newSchema(src.fields)})
 	t.sources = append(t.sources, n)
 	return &Stream{t: t, n: n}
 }
@@ -158,8 +119,7 @@ func (s *Stream) Each(input Fields, fn Function, outputs ...string) *Stream {
 	if fn == nil {
 		s.t.errorf("Each: nil function")
 	}
-	n := &node{kind: kindEach, parent: s.n, fn: fn, sch: newSchema(out), inSch: newSchema(input)}
-	n.inIdx = s.n.sch.indexes(input)
+	n := &node{op: &eachOp{fn: fn, inIdx: s.n.sch.indexes(input), inSch: newSchema(input)}, parent: s.n, sch: newSchema(out)}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -168,7 +128,7 @@ func (s *Stream) Filter(f Filter) *Stream {
 	if f == nil {
 		s.t.errorf("Filter: nil filter")
 	}
-	return &Stream{t: s.t, n: s.t.add(&node{kind: kindFilter, parent: s.n, filter: f, sch: s.n.sch})}
+	return &Stream{t: s.t, n: s.t.add(&node{op: &filterOp{f: f}, parent: s.n, sch: s.n.sch})}
 }
 
 // Map replaces each tuple with the values fn returns, named outputs.
@@ -177,7 +137,7 @@ func (s *Stream) Map(fn MapFunction, outputs ...string) *Stream {
 		s.t.errorf("Map: nil function")
 	}
 	s.checkOutputs("Map", outputs)
-	n := &node{kind: kindMap, parent: s.n, mapFn: fn, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &mapOp{fn: fn}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -187,7 +147,7 @@ func (s *Stream) FlatMap(fn FlatMapFunction, outputs ...string) *Stream {
 		s.t.errorf("FlatMap: nil function")
 	}
 	s.checkOutputs("FlatMap", outputs)
-	n := &node{kind: kindFlatMap, parent: s.n, flatFn: fn, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &flatMapOp{fn: fn}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -197,7 +157,7 @@ func (s *Stream) Peek(fn func(Tuple)) *Stream {
 	if fn == nil {
 		s.t.errorf("Peek: nil function")
 	}
-	return &Stream{t: s.t, n: s.t.add(&node{kind: kindPeek, parent: s.n, peek: fn, sch: s.n.sch})}
+	return &Stream{t: s.t, n: s.t.add(&node{op: &peekOp{fn: fn}, parent: s.n, sch: s.n.sch})}
 }
 
 // checkOutputs records an error for an empty or repeated output field.
@@ -215,13 +175,12 @@ func (s *Stream) checkOutputs(op string, outputs []string) {
 // Project keeps only the named fields, in that order.
 func (s *Stream) Project(fields ...string) *Stream {
 	s.checkFields("Project", fields)
-	n := &node{kind: kindProject, parent: s.n, sch: newSchema(slices.Clone(fields))}
-	n.projIdx = s.n.sch.indexes(fields)
+	n := &node{op: &projectOp{idx: s.n.sch.indexes(fields)}, parent: s.n, sch: newSchema(slices.Clone(fields))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
 func (s *Stream) partition(p partitioning, fields Fields) *Stream {
-	n := &node{kind: kindPartition, parent: s.n, part: p, sch: s.n.sch, inSch: newSchema(fields)}
+	n := &node{op: &partitionOp{how: p, fields: slices.Clone(fields)}, parent: s.n, sch: s.n.sch}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -264,7 +223,7 @@ func (t *Topology) Merge(streams ...*Stream) *Stream {
 			return streams[0]
 		}
 	}
-	n := &node{kind: kindMerge}
+	n := &node{op: &mergeOp{}}
 	for i, s := range streams {
 		if s.t != t {
 			t.errorf("Merge: stream %d belongs to another topology", i)

@@ -1,0 +1,100 @@
+package trident
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/squallstream/squall/trident/spout"
+)
+
+var updatePlans = flag.Bool("update", false, "rewrite testdata/plans with the printed plans")
+
+// planCases are the topologies whose printed plans are golden files in
+// testdata/plans.
+var planCases = []struct {
+	name  string
+	build func(t *Topology)
+}{
+	{"wordcount", func(t *Topology) {
+		words := sentenceStream(t, "s").Each(Fields{"sentence"}, split, "word").Parallelism(2)
+		PersistentAggregate(words.GroupBy("word").Parallelism(3), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+	}},
+	{"merge", func(t *Topology) {
+		a := sentenceStream(t, "a").FlatMap(splitWords, "word")
+		b := sentenceStream(t, "b").FlatMap(splitWords, "word").Parallelism(2)
+		t.Merge(a, b).Filter(FilterFunc(func(context.Context, Tuple) (bool, error) { return true, nil })).Parallelism(4).
+			Peek(func(Tuple) {})
+	}},
+	{"join", func(t *Topology) {
+		o := t.NewStream("orders", BatchSource(Fields{"order", "amount"}, func() spout.Batcher { return newFixed(1) }))
+		s := t.NewStream("statuses", BatchSource(Fields{"id", "status"}, func() spout.Batcher { return newFixed(1) }))
+		t.Join(o, Fields{"order"}, s, Fields{"id"}, Inner, "order", "amount", "status").Parallelism(2).
+			Project("order", "status")
+	}},
+	{"statequery", func(t *Topology) {
+		words := sentenceStream(t, "s").FlatMap(splitWords, "word")
+		counts := PersistentAggregate(words.GroupBy("word").Parallelism(2), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+		q := t.NewStream("q", BatchSource(Fields{"word"}, func() spout.Batcher { return newFixed(1) }))
+		StateQuery(q, counts, Fields{"word"}, mapGet{}, "count").Peek(func(Tuple) {})
+	}},
+	{"chainpersist", func(t *Topology) {
+		words := sentenceStream(t, "s").FlatMap(splitWords, "word")
+		firsts := PartitionPersist(words.PartitionBy("word").Parallelism(2),
+			func(context.Context, int, int) (*seenWords, error) { return &seenWords{}, nil },
+			Fields{"word"}, StateUpdater[*seenWords](firstSight{}), "word").NewValuesStream()
+		st := PersistentAggregate(t.Merge(words, firsts).GroupBy("word").Parallelism(2), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+		st.NewValuesStream().Peek(func(Tuple) {})
+	}},
+	{"global", func(t *Topology) {
+		words := sentenceStream(t, "s").FlatMap(splitWords, "word").Parallelism(2)
+		PersistentAggregateGlobal(words, OpaqueMemory[int64]("total"), Fields{"word"}, count{}, "total")
+		Aggregate(words, Fields{"word"}, Combining[int64](count{}), "n")
+		PartitionAggregate(words.BatchGlobal(), Fields{"word"}, Reducing[string](joinWords{}), "line")
+	}},
+	{"partitionpersist", func(t *Topology) {
+		words := sentenceStream(t, "s").FlatMap(splitWords, "word")
+		PartitionPersist(words.Shuffle().Parallelism(3),
+			func(context.Context, int, int) (*seenWords, error) { return &seenWords{}, nil },
+			Fields{"word"}, StateUpdater[*seenWords](firstSight{}), "word")
+	}},
+}
+
+func sentenceStream(t *Topology, id string) *Stream {
+	return t.NewStream(id, BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) }))
+}
+
+// TestPrintedPlans compares the printed plan of each of planCases with
+// testdata/plans/NAME.txt; go test -run TestPrintedPlans -update rewrites
+// the files.
+func TestPrintedPlans(t *testing.T) {
+	for _, c := range planCases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := NewTopology(c.name)
+			c.build(tt)
+			if len(tt.errs) > 0 {
+				t.Fatalf("declaring the topology: %v", tt.errs)
+			}
+			got := printPlan(tt.plan())
+			path := filepath.Join("testdata", "plans", c.name+".txt")
+			if *updatePlans {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("plan of %s differs from %s\n got:\n%s\nwant:\n%s", c.name, path, got, want)
+			}
+		})
+	}
+}
