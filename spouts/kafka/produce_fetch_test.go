@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -102,13 +103,30 @@ func produceFetch(t *testing.T, brokers []string) {
 	}
 	checkRecords(t, resp.Records, from, count)
 
-	// The other partition stayed empty.
-	other, err := client.Fetch(ctx, &kafkago.FetchRequest{
-		Topic: topic, Partition: 1 - target, Offset: 0,
-		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatalf("fetch partition %d: %v", 1-target, err)
+	// The other partition stayed empty. A broker may answer a partition it
+	// has not finished loading with a retriable error (and a high
+	// watermark of -1): ask again until it answers, within ctx.
+	var other *kafkago.FetchResponse
+	for {
+		other, err = client.Fetch(ctx, &kafkago.FetchRequest{
+			Topic: topic, Partition: 1 - target, Offset: 0,
+			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatalf("fetch partition %d: %v", 1-target, err)
+		}
+		var ke kafkago.Error
+		if other.Error == nil || !errors.As(other.Error, &ke) || !ke.Temporary() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("fetch partition %d: %v (last answer: %v)", 1-target, ctx.Err(), other.Error)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if other.Error != nil {
+		t.Fatalf("fetch partition %d: %v", 1-target, other.Error)
 	}
 	if other.HighWatermark != 0 {
 		t.Errorf("partition %d high watermark = %d, want 0", 1-target, other.HighWatermark)
