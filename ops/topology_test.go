@@ -30,7 +30,7 @@ type batches [][][]any
 func (b batches) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
 	if i := int(a.TxID) - 1; i < len(b) {
 		for _, row := range b[i] {
-			c.Emit(slices.Clone(row))
+			c.Emit(slices.Clone(row)...)
 		}
 	}
 	return nil

@@ -47,7 +47,7 @@ func (s *cyclingSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.Col
 	}
 	s.mu.Unlock()
 	for i := r[0]; i < r[1]; i++ {
-		c.Emit([]any{benchSentences[i%len(benchSentences)]})
+		c.Emit(benchSentences[i%len(benchSentences)])
 	}
 	return nil
 }

@@ -234,7 +234,7 @@ type sourceCollector struct {
 	err error
 }
 
-func (c *sourceCollector) Emit(values []any) {
+func (c *sourceCollector) Emit(values ...any) {
 	if c.err == nil {
 		c.err = c.b.emitFrom(c.b.g.entry, c.bt, values)
 	}

@@ -64,7 +64,7 @@ func (e fixedEmitter) emit(pos FixedPosition, c spout.Collector) error {
 			if len(tuple) != e.fields {
 				return fmt.Errorf("%w: FixedSource: tuple %v has %d values for %d fields", ErrInvalid, tuple, len(tuple), e.fields)
 			}
-			c.Emit(slices.Clone(tuple))
+			c.Emit(slices.Clone(tuple)...)
 		}
 	}
 	return nil

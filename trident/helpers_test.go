@@ -43,7 +43,7 @@ func (s *fixedBatchSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.
 		s.batches[a.TxID] = b
 	}
 	for _, line := range b {
-		c.Emit([]any{line})
+		c.Emit(line)
 		s.emitted++
 	}
 	return nil

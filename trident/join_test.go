@@ -21,7 +21,7 @@ type rowsAt struct {
 func (r *rowsAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
 	if a.TxID == r.txid {
 		for _, row := range r.rows {
-			c.Emit(row)
+			c.Emit(row...)
 		}
 	}
 	return nil

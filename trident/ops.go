@@ -1,14 +1,15 @@
 package trident
 
-import "context"
+import (
+	"context"
 
-// Collector receives the tuples an operation emits.
-type Collector interface {
-	// Emit emits one tuple. The values must not be modified afterwards.
-	Emit(values ...any)
-	// ReportError shows err to operators without failing the batch.
-	ReportError(err error)
-}
+	"github.com/squallstream/squall/trident/spout"
+)
+
+// Collector receives the tuples an operation emits. It is the one
+// collector shape of the Trident layer: spouts emit into the same
+// interface (spout.Collector), Emit(values...) and ReportError(err).
+type Collector = spout.Collector
 
 // Function turns each input tuple into zero or more output tuples. Each
 // output tuple is the input tuple's values followed by the emitted values.

@@ -41,7 +41,7 @@ type onlyAt struct {
 func (o *onlyAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
 	if a.TxID == o.txid {
 		for _, s := range o.sentences {
-			c.Emit([]any{s})
+			c.Emit(s)
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ type generated struct{ n, keys int }
 func (g generated) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
 	if a.TxID == 1 {
 		for i := range g.n {
-			c.Emit([]any{i % g.keys})
+			c.Emit(i % g.keys)
 		}
 	}
 	return nil

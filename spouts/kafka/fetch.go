@@ -148,11 +148,11 @@ func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.Reco
 			return got, false, err
 		}
 		if raw != nil {
-			c.Emit(raw.values(rec))
+			c.Emit(raw.values(rec)...)
 		} else if values, derr := s.decode(rec); derr != nil {
 			*bad = append(*bad, badRecord{rec: rec, err: derr})
 		} else {
-			c.Emit(values)
+			c.Emit(values...)
 		}
 		got++
 		res.count++

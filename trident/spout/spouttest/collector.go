@@ -18,7 +18,7 @@ type Collector struct {
 }
 
 // Emit implements spout.Collector.
-func (c *Collector) Emit(values []any) {
+func (c *Collector) Emit(values ...any) {
 	if c.OnEmit != nil {
 		c.OnEmit(values)
 	}

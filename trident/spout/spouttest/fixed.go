@@ -51,7 +51,7 @@ func (f *Fixed) EmitBatch(ctx context.Context, a spout.Attempt, c spout.Collecto
 		f.batches[a.TxID] = b
 	}
 	for _, v := range b {
-		c.Emit([]any{v})
+		c.Emit(v)
 	}
 	return nil
 }

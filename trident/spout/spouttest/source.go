@@ -280,7 +280,7 @@ func (e *Emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 	}
 	m := Offsets{First: start, Next: start + n}
 	for o := m.First; o < m.Next; o++ {
-		c.Emit(Record{Partition: p, Offset: o, Value: l.recs[o-l.base]}.Tuple())
+		c.Emit(Record{Partition: p, Offset: o, Value: l.recs[o-l.base]}.Tuple()...)
 	}
 	call.Meta = m
 	s.calls = append(s.calls, call)
@@ -308,7 +308,7 @@ func (e *Emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition
 		return fmt.Errorf("%w: partition %s holds [%d, %d), batch is [%d, %d)", spout.ErrUnavailable, p, l.base, l.end(), m.First, m.Next)
 	}
 	for o := m.First; o < m.Next; o++ {
-		c.Emit(Record{Partition: p, Offset: o, Value: l.recs[o-l.base]}.Tuple())
+		c.Emit(Record{Partition: p, Offset: o, Value: l.recs[o-l.base]}.Tuple()...)
 	}
 	s.calls = append(s.calls, call)
 	return nil
