@@ -3,6 +3,7 @@ package trident
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,26 +33,32 @@ func (h *heldCommit) Commit(ctx context.Context, txid state.TxID) error {
 	return h.Map.Commit(ctx, txid)
 }
 
+// holdingCommit returns a factory of opaque memory state whose commit of
+// txid 2 waits, after its writes, until release is called; written
+// receives a value then (from up to buffer partitions). The test's end
+// releases it too, so no task stays blocked.
+func holdingCommit(t *testing.T, buffer int) (f StateFactory[int64], written <-chan struct{}, release func()) {
+	w, held := make(chan struct{}, buffer), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release)
+	backing := MemoryBacking("counts")
+	f = func(ctx context.Context, p, n int) (state.MapState[int64], error) {
+		m, err := backing(ctx, p, n)
+		if err != nil {
+			return nil, err
+		}
+		return &heldCommit{Map: opaque.New[int64](m, state.MapOptions[int64]{}), hold: 2, written: w, release: held}, nil
+	}
+	return f, w, release
+}
+
 // TestReadCommittedSkipsWrittenUncommittedBatch: while batch 2 has
 // written its counts but not committed, ReadCommitted returns the counts
 // of batch 1; once batch 2 committed, its counts.
 func TestReadCommittedSkipsWrittenUncommittedBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		written, release := make(chan struct{}, 2), make(chan struct{})
-		released := false
-		defer func() {
-			if !released {
-				close(release)
-			}
-		}()
-		backing := MemoryBacking("counts")
-		f := func(ctx context.Context, p, n int) (state.MapState[int64], error) {
-			m, err := backing(ctx, p, n)
-			if err != nil {
-				return nil, err
-			}
-			return &heldCommit{Map: opaque.New[int64](m, state.MapOptions[int64]{}), hold: 2, written: written, release: release}, nil
-		}
+		f, written, release := holdingCommit(t, 2)
 		tt := NewTopology("wordcount")
 		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, fixedSource(newFixed(1, sentences...))))
 		g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
@@ -79,8 +86,7 @@ func TestReadCommittedSkipsWrittenUncommittedBatch(t *testing.T) {
 			t.Fatalf("committed values during batch 2's commit = %v, want %v (as of txid 1)", got, want)
 		}
 
-		close(release)
-		released = true
+		release()
 		if err := r.WaitCommitted(ctx, 2); err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
 )
@@ -44,21 +43,7 @@ func TestEmitterHearsCommits(t *testing.T) {
 		src.Append("p@0", "a", "b", "c", "d", "e", "f")
 		src.SetMaxBatch(2)
 		em := &committedLog{Emitter: src.Emitter()}
-		written, release := make(chan struct{}, 1), make(chan struct{})
-		released := false
-		defer func() {
-			if !released {
-				close(release)
-			}
-		}()
-		backing := MemoryBacking("counts")
-		f := func(ctx context.Context, p, n int) (state.MapState[int64], error) {
-			m, err := backing(ctx, p, n)
-			if err != nil {
-				return nil, err
-			}
-			return &heldCommit{Map: opaque.New[int64](m, state.MapOptions[int64]{}), hold: 2, written: written, release: release}, nil
-		}
+		f, written, release := holdingCommit(t, 1)
 		tt := NewTopology("committer")
 		s := tt.NewStream("records", OpaqueSource(Fields{"partition", "offset", "word"}, src.Lister,
 			func(int) spout.Emitter[spouttest.Offsets] { return em }))
@@ -72,8 +57,7 @@ func TestEmitterHearsCommits(t *testing.T) {
 		if got := em.heard(); !slices.Equal(got, []state.TxID{1}) {
 			t.Fatalf("while batch 2's commit is held the emitter heard %v; want [1]", got)
 		}
-		close(release)
-		released = true
+		release()
 		if err := r.WaitCommitted(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
