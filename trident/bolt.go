@@ -20,6 +20,7 @@ import (
 // completion machine, which tracks each batch until every upstream task
 // has reported how many tuples it sent (complete.go).
 type groupBolt struct {
+	plan        *plan
 	g           *group
 	store       coordstore.Store
 	status      *status
@@ -71,13 +72,13 @@ func newBatch(a Attempt) *batch {
 	return &batch{attempt: a, sent: map[topology.TaskID]int{}, accs: map[*node]batchAcc{}, aggs: map[*node]*aggregation{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 }
 
-func newGroupBolt(g *group, t *Topology, cfg *Config, st *status) func() topology.Bolt {
+func newGroupBolt(p *plan, g *group, t *Topology, cfg *Config, st *status) func() topology.Bolt {
 	log := cfg.Topology.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func() topology.Bolt {
-		return &groupBolt{g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log, cfg: cfg}
+		return &groupBolt{plan: p, g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log, cfg: cfg}
 	}
 }
 

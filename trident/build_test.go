@@ -65,7 +65,7 @@ func TestPlanGroupsOperationsBetweenRepartitions(t *testing.T) {
 	w := s.Each(Fields{"sentence"}, split, "word").Filter(FilterFunc(func(context.Context, Tuple) (bool, error) { return true, nil }))
 	g := w.Shuffle().Project("word").Parallelism(2).GroupBy("word")
 	PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
-	groups := tt.plan()
+	groups := tt.plan().groups
 	if len(groups) != 3 {
 		t.Fatalf("groups = %v", groups)
 	}

@@ -43,11 +43,12 @@ func ReadCommitted[V any](ctx context.Context, r *Running, st *State[state.MapSt
 	if ok {
 		mf, ok = p.p.(mapFactory[V])
 	}
-	if !ok || st.n.group == nil {
+	g := r.plan.groupOf[st.n]
+	if !ok || g == nil {
 		return nil, fmt.Errorf("%w: ReadCommitted: the state is not the map state of a persistent aggregation", ErrInvalid)
 	}
 	committed := r.Committed()
-	parts := st.n.group.parallelism
+	parts := g.parallelism
 	out := make([]state.Entry[V], len(keys))
 	for p := range parts {
 		ms, err := openMapState(ctx, mf.mapFactory(), p, parts)

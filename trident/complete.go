@@ -38,7 +38,7 @@ func (b *groupBolt) data(t *topology.Tuple) {
 	vals := t.Values()
 	a := vals[0].(Attempt)
 	in := b.inputs[t.SourceStream()]
-	if b.completion.Data(a, !in.from.group.late) {
+	if b.completion.Data(a, !in.up.late) {
 		b.drain()
 		if err := b.enter(in, b.batch(a), vals[1:]); err != nil {
 			b.failed(a, err)

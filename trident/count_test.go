@@ -37,13 +37,14 @@ func splitBolt(t *testing.T) (*groupBolt, *fakeOutput, string) {
 	tt := NewTopology("counts")
 	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) }))
 	s.Shuffle().Each(Fields{"sentence"}, split, "word")
-	g := tt.plan()[1]
+	p := tt.plan()
+	g := p.groups[1]
 	out := &fakeOutput{}
 	m, err := completion.New[*topology.Tuple](completion.Config{Reports: 1, EarlyReports: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &groupBolt{g: g, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
+	b := &groupBolt{plan: p, g: g, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
 		completion: m, batches: map[state.TxID]*batch{}, inputs: map[string]input{g.inputs[0].stream(): g.inputs[0]},
 		persist: map[*node]persistTask{}, static: map[*node]any{}}
 	return b, out, g.inputs[0].stream()

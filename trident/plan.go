@@ -23,10 +23,11 @@ type group struct {
 }
 
 // input is one data stream a group receives: the output of node from (in
-// another group), delivered to node entry of this group. side tells a
-// join which of its inputs this is.
+// group up), delivered to node entry of this group. side tells a join
+// which of its inputs this is.
 type input struct {
 	from  *node
+	up    *group
 	entry *node
 	side  int
 }
@@ -34,10 +35,10 @@ type input struct {
 // stream returns the topology stream of the input.
 func (in input) stream() string { return dataStream(in.from) }
 
-// connect records that g receives from's output at entry.
-func (g *group) connect(from, entry *node, side int) {
-	g.inputs = append(g.inputs, input{from: from, entry: entry, side: side})
-	up := from.group
+// connect records that g receives from's output at entry; up is the
+// group from runs in.
+func (g *group) connect(up *group, from, entry *node, side int) {
+	g.inputs = append(g.inputs, input{from: from, up: up, entry: entry, side: side})
 	if !slices.Contains(g.upstream, up) {
 		g.upstream = append(g.upstream, up)
 	}
@@ -68,45 +69,62 @@ func (g *group) isSource() bool {
 	return ok
 }
 
-// plan splits the declared nodes into groups.
-func (t *Topology) plan() []*group {
-	var groups []*group
+// plan is the result of planning a topology: its groups and where each
+// declared node runs. Planning only reads the declared nodes; everything
+// it decides lives here.
+type plan struct {
+	groups   []*group         // upstream groups come first
+	groupOf  map[*node]*group // the group each planned node runs in
+	streamOf map[*node]string // the topology stream that carries a node's output to other groups; absent if none
+}
+
+// sameGroup reports whether child runs in n's group.
+func (p *plan) sameGroup(n, child *node) bool {
+	g, ok := p.groupOf[child]
+	return ok && g == p.groupOf[n]
+}
+
+// plan splits the declared nodes into groups. It does not change the
+// nodes, so it can be called any number of times.
+func (t *Topology) plan() *plan {
+	p := &plan{groupOf: map[*node]*group{}, streamOf: map[*node]string{}}
 	newGroup := func(entry *node, name string) *group {
 		g := &group{name: name, entry: entry, parallelism: 1}
-		groups = append(groups, g)
+		p.groups = append(p.groups, g)
 		return g
 	}
 	for _, n := range t.nodes {
+		var g *group
 		switch op := n.op.(type) {
 		case *sourceOp:
-			n.group = newGroup(n, "spout-"+op.src.id)
-			n.group.sourceIndex = len(t.sources) - 1
+			g = newGroup(n, "spout-"+op.src.id)
+			g.sourceIndex = len(t.sources) - 1
 			for i, s := range t.sources {
 				if s == n {
-					n.group.sourceIndex = i
+					g.sourceIndex = i
 				}
 			}
-			n.group.parallelism = max(op.src.parallelism, 1)
+			g.parallelism = max(op.src.parallelism, 1)
 		case *partitionOp, *mergeOp, *joinOp:
 			if _, ok := op.(*partitionOp); ok && len(n.children) == 0 {
 				continue // a repartition nothing reads (a GroupBy whose aggregation moved in front of a new one)
 			}
-			n.group = newGroup(n, "b-"+strconv.Itoa(len(groups)))
-			for side, p := range n.inputs() {
-				n.group.connect(p, n, side)
+			g = newGroup(n, "b-"+strconv.Itoa(len(p.groups)))
+			for side, in := range n.inputs() {
+				g.connect(p.groupOf[in], in, n, side)
 			}
 		case *queryOp:
-			n.group = n.parent.group
+			g = p.groupOf[n.parent]
 			if op.state != nil {
-				n.group = op.state.group
-				if n.parent.group != n.group {
-					n.group.connect(n.parent, n, 0)
+				g = p.groupOf[op.state]
+				if up := p.groupOf[n.parent]; up != g {
+					g.connect(up, n.parent, n, 0)
 				}
 			}
 		default:
-			n.group = n.parent.group
+			g = p.groupOf[n.parent]
 		}
-		g := n.group
+		p.groupOf[n] = g
 		g.nodes = append(g.nodes, n)
 		if _, ok := n.op.(*persistOp); ok {
 			g.committer = true
@@ -115,16 +133,15 @@ func (t *Topology) plan() []*group {
 			g.parallelism = max(g.parallelism, n.hint)
 		}
 	}
-	for _, g := range groups { // upstream groups come first
+	for _, g := range p.groups { // upstream groups come first
 		g.late = g.reportsLate()
 	}
 	for _, n := range t.nodes {
-		n.out = ""
-		if crossesGroups(n) {
-			n.out = dataStream(n)
+		if p.crossesGroups(n) {
+			p.streamOf[n] = dataStream(n)
 		}
 	}
-	return groups
+	return p
 }
 
 // reportsLate tells whether g reports its batches downstream only in the
@@ -139,9 +156,9 @@ func (g *group) reportsLate() bool {
 }
 
 // crossesGroups reports whether n sends tuples to a node of another group.
-func crossesGroups(n *node) bool {
+func (p *plan) crossesGroups(n *node) bool {
 	for _, c := range n.children {
-		if c.group != nil && c.group != n.group {
+		if g, ok := p.groupOf[c]; ok && g != p.groupOf[n] {
 			return true
 		}
 	}

@@ -15,7 +15,7 @@ func TestPersistentAggregateCombinesBeforeTheRepartition(t *testing.T) {
 	tt := NewTopology("preagg")
 	w := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) })).FlatMap(splitWords, "word")
 	st := PersistentAggregate(w.GroupBy("word").Parallelism(3), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
-	groups := tt.plan()
+	groups := tt.plan().groups
 	if len(groups) != 2 {
 		t.Fatalf("%d groups, want the source's and the committer's: %v", len(groups), groups)
 	}

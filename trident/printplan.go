@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// printPlan renders planned groups as text, for tests and for reading a
-// plan (see docs/trident.md, "Reading a plan"). It only reads the groups.
+// printPlan renders a plan as text, for tests and for reading a plan (see
+// docs/trident.md, "Reading a plan"). It only reads the plan.
 // Each group, one per generated bolt (or spout group), prints as
 //
 //	group NAME parallelism=N [source] [committer] [late]
@@ -18,9 +18,9 @@ import (
 // grouping) and one line per node, in the order the group runs them.
 // FIELDS are the node's output fields; "-> STREAM" names the stream that
 // carries the node's output to other groups.
-func printPlan(groups []*group) string {
+func printPlan(p *plan) string {
 	var b strings.Builder
-	for _, g := range groups {
+	for _, g := range p.groups {
 		fmt.Fprintf(&b, "group %s parallelism=%d", g.name, g.parallelism)
 		for _, flag := range []struct {
 			on   bool
@@ -32,7 +32,7 @@ func printPlan(groups []*group) string {
 		}
 		b.WriteByte('\n')
 		for _, in := range g.inputs {
-			fmt.Fprintf(&b, "  in %s from %s to %s %s", in.stream(), in.from.group.name, nodeName(in.entry), in.entry.route(in.side))
+			fmt.Fprintf(&b, "  in %s from %s to %s %s", in.stream(), in.up.name, nodeName(in.entry), in.entry.route(in.side))
 			if _, ok := in.entry.op.(*joinOp); ok {
 				fmt.Fprintf(&b, " side=%d", in.side)
 			}
@@ -41,8 +41,8 @@ func printPlan(groups []*group) string {
 		for _, n := range g.nodes {
 			b.WriteString("  " + nodeName(n) + " " + describeNode(n))
 			fmt.Fprintf(&b, " [%s]", strings.Join(n.sch.fields, " "))
-			if n.out != "" {
-				b.WriteString(" -> " + n.out)
+			if stream, ok := p.streamOf[n]; ok {
+				b.WriteString(" -> " + stream)
 			}
 			b.WriteByte('\n')
 		}

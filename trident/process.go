@@ -12,17 +12,17 @@ import (
 // it for every task it goes to.
 func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
 	for _, c := range n.children {
-		if c.group != n.group {
+		if !b.plan.sameGroup(n, c) {
 			continue
 		}
 		if err := b.process(c, bt, values); err != nil {
 			return err
 		}
 	}
-	if n.out != "" {
+	if stream, ok := b.plan.streamOf[n]; ok {
 		out := make(topology.Values, 0, len(values)+1)
 		out = append(append(out, bt.attempt), values...)
-		for _, task := range b.out.EmitStream(n.out, out) {
+		for _, task := range b.out.EmitStream(stream, out) {
 			bt.sent[task]++
 		}
 	}

@@ -126,6 +126,7 @@ func (c Config) validate() error {
 // Running is a submitted Trident topology. Stop it with Stop.
 type Running struct {
 	t       *Topology
+	plan    *plan // the plan it runs
 	run     *topology.Running
 	cluster *topology.LocalCluster
 	private bool // cluster is this topology's own: Stop shuts it down
@@ -183,7 +184,7 @@ func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	topo, st, err := t.build(ctx, &cfg)
+	topo, p, st, err := t.build(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +198,12 @@ func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Running{t: t, run: r, cluster: c, private: private, status: st}, nil
+	return &Running{t: t, plan: p, run: r, cluster: c, private: private, status: st}, nil
 }
 
-// build checks the declarations and generates the tuple-level topology.
-func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, *status, error) {
+// build checks the declarations, plans them and generates the tuple-level
+// topology.
+func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, *plan, *status, error) {
 	errs := append([]error(nil), t.errs...)
 	if t.name == "" {
 		errs = append(errs, errors.New("trident: the topology has no name"))
@@ -210,7 +212,7 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 		errs = append(errs, errors.New("trident: the topology has no streams"))
 	}
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	if cfg.Store == nil {
 		cfg.Store = coordstore.NewMemory()
@@ -220,18 +222,18 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 	}
 	owner, err := acquire(ctx, cfg.Store, t.name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st := newStatus(owner)
-	groups := t.plan()
+	p := t.plan()
 	b := topology.NewBuilder()
 	ms := b.Spout(masterComponent, func() topology.Spout {
 		return &master{t: t, cfg: *cfg, store: cfg.Store, status: st}
 	})
 	ms.OutputStream(streamBatch, "msg").OutputStream(streamFreeze, "msg").
 		OutputStream(streamCommit, "msg").OutputStream(streamSuccess, "msg")
-	for _, g := range groups {
-		d := b.Bolt(g.name, newGroupBolt(g, t, cfg, st)).Parallelism(g.parallelism)
+	for _, g := range p.groups {
+		d := b.Bolt(g.name, newGroupBolt(p, g, t, cfg, st)).Parallelism(g.parallelism)
 		d.DirectStream(streamCoord, fieldBatch, "count")
 		d.InputStream(masterComponent, streamSuccess, topology.All())
 		if g.isSource() {
@@ -245,19 +247,19 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 			d.InputStream(up.name, streamCoord, topology.Direct())
 		}
 		for _, n := range g.nodes {
-			if crossesGroups(n) {
-				d.OutputStream(dataStream(n), append(Fields{fieldBatch}, n.sch.fields...)...)
+			if stream, ok := p.streamOf[n]; ok {
+				d.OutputStream(stream, append(Fields{fieldBatch}, n.sch.fields...)...)
 			}
 		}
 		for _, in := range g.inputs {
-			d.InputStream(in.from.group.name, in.stream(), in.entry.grouping(in.side))
+			d.InputStream(in.up.name, in.stream(), in.entry.grouping(in.side))
 		}
 	}
 	topo, err := b.Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return topo, st, nil
+	return topo, p, st, nil
 }
 
 // grouping returns the tuple-level grouping with which the node's group

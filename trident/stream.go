@@ -32,17 +32,16 @@ const (
 )
 
 // node is one operation of the declared graph: a vertex with its edges,
-// output fields and place in the plan, and the operation itself (op).
+// output fields and parallelism hint, and the operation itself (op). Its
+// place in the plan is not stored on it: planning returns a plan.
 type node struct {
 	id       int
 	op       op
-	out      string // set by plan: the topology stream to other groups, or "" if none
 	parent   *node
 	others   []*node // further parents of a merge or join
 	children []*node
 	sch      *schema // output fields
 	hint     int     // parallelism hint, 0 if none
-	group    *group  // set by the planner
 }
 
 // inputs returns the node's parents.
