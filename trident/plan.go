@@ -76,6 +76,16 @@ type plan struct {
 	groups   []*group         // upstream groups come first
 	groupOf  map[*node]*group // the group each planned node runs in
 	streamOf map[*node]string // the topology stream that carries a node's output to other groups; absent if none
+	fanouts  []fanout         // by node id: where a node's tuples go, for the per-tuple path
+}
+
+// fanout is where a node's tuples go: the children that run in its group,
+// and the topology stream to other groups ("" if none). The plan computes
+// it once, so that a bolt routes a tuple with a slice index, not map
+// lookups.
+type fanout struct {
+	local  []*node
+	stream string
 }
 
 // sameGroup reports whether child runs in n's group.
@@ -136,9 +146,17 @@ func (t *Topology) plan() *plan {
 	for _, g := range p.groups { // upstream groups come first
 		g.late = g.reportsLate()
 	}
+	p.fanouts = make([]fanout, len(t.nodes))
 	for _, n := range t.nodes {
 		if p.crossesGroups(n) {
 			p.streamOf[n] = dataStream(n)
+		}
+		o := &p.fanouts[n.id]
+		o.stream = p.streamOf[n]
+		for _, c := range n.children {
+			if p.sameGroup(n, c) {
+				o.local = append(o.local, c)
+			}
 		}
 	}
 	return p

@@ -11,18 +11,16 @@ import (
 // group and, if n feeds other groups, emits it on n's data stream, counting
 // it for every task it goes to.
 func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
-	for _, c := range n.children {
-		if !b.plan.sameGroup(n, c) {
-			continue
-		}
+	o := &b.plan.fanouts[n.id]
+	for _, c := range o.local {
 		if err := b.process(c, bt, values); err != nil {
 			return err
 		}
 	}
-	if stream, ok := b.plan.streamOf[n]; ok {
+	if o.stream != "" {
 		out := make(topology.Values, 0, len(values)+1)
 		out = append(append(out, bt.attempt), values...)
-		for _, task := range b.out.EmitStream(stream, out) {
+		for _, task := range b.out.EmitStream(o.stream, out) {
 			bt.sent[task]++
 		}
 	}
