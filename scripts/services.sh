@@ -217,7 +217,6 @@ resolve() {
 	local name=$1 pom=$ROOT/scripts/jvm/$1/pom.xml lib=$DIR/lib/$1 log=$DIR/logs/maven-$1.log want attempt t0
 	want=$(sha256sum "$pom" | cut -d' ' -f1)
 	if [[ -f $lib/.pom.sha256 && $(<"$lib/.pom.sha256") == "$want" ]]; then
-		verify_jars "$name"
 		return 0
 	fi
 	find_mvn "$name"
@@ -234,7 +233,6 @@ resolve() {
 			mv "$lib.tmp" "$lib"
 			echo "$want" >"$lib/.pom.sha256"
 			say "resolved $name: $(find "$lib" -name '*.jar' | wc -l) jars in $((SECONDS - t0))s"
-			verify_jars "$name"
 			return 0
 		fi
 		say "Maven resolution of $name failed (attempt $attempt of 3)"
@@ -250,11 +248,9 @@ resolve() {
 # verify_jars NAME: every jar in $DIR/lib/NAME has the sha256 sum pinned in
 # scripts/jvm/NAME/jars.sha256, and every pinned jar is there. On a mismatch
 # the copy is marked stale (the next `up` resolves it again) and the script
-# fails. PINNING=1 (pin-jars) skips the check.
-PINNING=0
+# fails. `up` checks every copy it starts from; `pin-jars` writes the list.
 verify_jars() {
 	local name=$1 lib=$DIR/lib/$1 list=$ROOT/scripts/jvm/$1/jars.sha256 sum file bad=()
-	((PINNING == 0)) || return 0
 	[[ -f $list ]] || die "no pinned jar sums for $name ($list is missing): run 'scripts/services.sh pin-jars $name' and review the list"
 	local -A pinned=() got=()
 	while read -r sum file; do
@@ -280,11 +276,10 @@ verify_jars() {
 	die "the $name jars in $lib do not match the sha256 sums pinned in $list (above). If you changed scripts/jvm/$name/pom.xml, regenerate the list with 'scripts/services.sh pin-jars $name' and review the diff; otherwise a download is not what was pinned: delete it from ~/.m2/repository and run 'scripts/services.sh up' again"
 }
 
-# cmd_pin_jars [NAME...]: resolve the jars and write their sums to
-# scripts/jvm/NAME/jars.sha256.
+# cmd_pin_jars: resolve the jars of each service in SERVICES and write
+# their sums to scripts/jvm/NAME/jars.sha256.
 cmd_pin_jars() {
 	local name list
-	PINNING=1
 	for name in "${SERVICES[@]}"; do
 		resolve "$name"
 		list=$ROOT/scripts/jvm/$name/jars.sha256
@@ -647,15 +642,15 @@ cmd_up() {
 
 	if ((${#to_start[@]} > 0)); then
 		find_java
-		for name in "${to_start[@]}"; do resolve "$name"; done
+		for name in "${to_start[@]}"; do
+			resolve "$name"
+			verify_jars "$name"
+		done
 		for name in "${to_start[@]}"; do
 			rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
 			mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
 			"write_${name}_config"
-			if [[ $name == kafka ]]; then
-				write_kafka_tls
-				echo "$KAFKA_SASL_PORT" >"$DIR/kafka/sasl-port"
-			fi
+			[[ $name != kafka ]] || write_kafka_tls
 			STARTED+=("$name")
 			STARTED_AT[$name]=$(now_ms)
 			port_of "$name" >"$DIR/$name/port"
@@ -697,8 +692,17 @@ recorded_port() {
 	fi
 }
 
+# recorded_sasl_port: the SASL_SSL port Kafka was last started with (from
+# the ports `up` recorded), or nothing if that start had no such listener.
+recorded_sasl_port() {
+	local port
+	for port in $(cat "$DIR/kafka/ports" 2>/dev/null); do
+		[[ ${port#*:} != SQUALL_KAFKA_SASL_PORT ]] || echo "${port%%:*}"
+	done
+}
+
 cmd_env() {
-	local name
+	local name sasl_port
 	for name in "${SERVICES[@]}"; do
 		[[ -n $(pid_of "$name") ]] || die "$name is not running: run 'scripts/services.sh up' first"
 	done
@@ -708,8 +712,9 @@ cmd_env() {
 			echo "SQUALL_KAFKA_BROKERS=127.0.0.1:$(recorded_port kafka)"
 			# The SASL_SSL listener, when the running broker has one (an
 			# older services directory may not).
-			if [[ -s $DIR/kafka/sasl-port && -f $DIR/kafka/tls/ca.pem ]]; then
-				echo "SQUALL_KAFKA_SASL_BROKERS=127.0.0.1:$(<"$DIR/kafka/sasl-port")"
+			sasl_port=$(recorded_sasl_port)
+			if [[ -n $sasl_port && -f $DIR/kafka/tls/ca.pem ]]; then
+				echo "SQUALL_KAFKA_SASL_BROKERS=127.0.0.1:$sasl_port"
 				printf 'SQUALL_KAFKA_CA_FILE=%q\n' "$DIR/kafka/tls/ca.pem"
 				echo "SQUALL_KAFKA_SASL_TEST_USER=$KAFKA_SASL_USER"
 				echo "SQUALL_KAFKA_SASL_TEST_PASSWORD=$KAFKA_SASL_PASSWORD"
@@ -776,6 +781,16 @@ cmd_restart() {
 	cmd_start "$1"
 }
 
+check_service() { # check_service NAME: exit 2 unless NAME is kafka or cassandra
+	case $1 in
+	kafka | cassandra) ;;
+	*)
+		printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$1" >&2
+		exit 2
+		;;
+	esac
+}
+
 main() {
 	case ${1:-} in
 	up | down | status | env | pin-jars)
@@ -784,13 +799,8 @@ main() {
 			exit 2
 		fi
 		if (($# == 2)); then
-			case $2 in
-			kafka | cassandra) SERVICES=("$2") ;;
-			*)
-				printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$2" >&2
-				exit 2
-				;;
-			esac
+			check_service "$2"
+			SERVICES=("$2")
 		fi
 		set -- "$1"
 		;;
@@ -799,13 +809,7 @@ main() {
 			printf 'services: error: %s needs one service name: scripts/services.sh %s kafka|cassandra\n' "$1" "$1" >&2
 			exit 2
 		fi
-		case $2 in
-		kafka | cassandra) ;;
-		*)
-			printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$2" >&2
-			exit 2
-			;;
-		esac
+		check_service "$2"
 		;;
 	-h | --help | help)
 		usage

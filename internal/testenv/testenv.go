@@ -65,14 +65,19 @@ func CassandraHosts(t testing.TB) []string {
 func require(t testing.TB, service, name string) []string {
 	t.Helper()
 	addrs, msg := lookup(os.Getenv, service, name)
-	if msg == "" {
-		return addrs
+	if msg != "" {
+		skipOrFail(t, msg)
 	}
+	return addrs
+}
+
+// skipOrFail skips the test for want of a service, or fails it under CI.
+func skipOrFail(t testing.TB, msg string) {
+	t.Helper()
 	if InCI() {
-		t.Fatal(msg + " (CI is set, so a missing service fails the test instead of skipping it)")
+		t.Fatal(msg + " (CI is set, so this fails the test instead of skipping it)")
 	}
 	t.Skip(msg)
-	return nil
 }
 
 // lookup parses the variable name; msg is non-empty when it is unusable.

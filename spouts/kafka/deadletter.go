@@ -75,7 +75,7 @@ func newDeadLetters(ctx context.Context, s *Spout) *deadLetters {
 		Balancer:     &kafkago.Hash{},
 		RequiredAcks: kafkago.RequireAll,
 		BatchTimeout: 5 * time.Millisecond,
-		BatchBytes:   int64(max(maxBytes-61, 1)), // the record batch header is 61 bytes
+		BatchBytes:   int64(max(maxBytes-recordBatchHeader, 1)),
 		WriteTimeout: s.cfg.RequestTimeout,
 		ReadTimeout:  s.cfg.RequestTimeout,
 		Transport:    s.transport,
@@ -88,6 +88,16 @@ func (d *deadLetters) close() error { return d.w.Close() }
 // limit.
 func (d *deadLetters) fits(m kafkago.Message) bool {
 	return letterSize(m)+recordBatchOverhead+10*len(m.Headers) <= d.maxBytes
+}
+
+// size is the key, value and header bytes of r, as the byte caps count
+// them (recordSize).
+func (r Record) size() int {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
 }
 
 // letterSize is the key, value and header bytes of m.
@@ -133,33 +143,27 @@ func (s *Spout) deadLetter(ctx context.Context, a spout.Attempt, bad []badRecord
 			letters[i], truncated[i] = s.truncatedLetter(a, b, reason), true
 		}
 	}
+	op := fmt.Sprintf("write %d dead letters to %s", len(bad), s.cfg.DeadLetterTopic)
 	errs, err := letterErrors(s.dlq.w.WriteMessages(ctx, letters...), len(letters))
 	if err != nil {
-		return s.brokerError(tp, fmt.Sprintf("write %d dead letters to %s", len(bad), s.cfg.DeadLetterTopic), err)
+		return s.brokerError(tp, op, err)
 	}
-	written := 0
-	defer func() { s.stats.deadLettered.Add(uint64(written)) }()
 	for i, e := range errs {
 		if e == nil {
-			written++
-			if truncated[i] {
-				s.noteTruncated(a, bad[i], letters[i])
-			}
+			s.lettered(a, bad[i], letters[i], truncated[i])
 		}
 	}
 	for _, e := range errs {
 		if e != nil && !refused(e) {
-			return s.brokerError(tp, fmt.Sprintf("write %d dead letters to %s", len(bad), s.cfg.DeadLetterTopic), e)
+			return s.brokerError(tp, op, e)
 		}
 	}
 	for i, e := range errs {
-		if e == nil {
-			continue
+		if e != nil {
+			if err := s.rewriteRefused(ctx, a, tp, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
+				return err
+			}
 		}
-		if err := s.rewriteRefused(ctx, a, tp, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
-			return err
-		}
-		written++
 	}
 	return nil
 }
@@ -176,6 +180,7 @@ func (s *Spout) rewriteRefused(ctx context.Context, a spout.Attempt, tp topicPar
 	}
 	if withOthers {
 		if refusal = s.dlq.writeOne(ctx, letter); refusal == nil {
+			s.lettered(a, b, letter, false)
 			return nil
 		}
 		if !refused(refusal) {
@@ -187,7 +192,7 @@ func (s *Spout) rewriteRefused(ctx context.Context, a spout.Attempt, tp topicPar
 		return s.brokerError(tp, fmt.Sprintf("write a truncated dead letter to %s (the full letter: %v)",
 			s.cfg.DeadLetterTopic, refusal), err)
 	}
-	s.noteTruncated(a, b, short)
+	s.lettered(a, b, short, true)
 	return nil
 }
 
@@ -250,14 +255,10 @@ func (s *Spout) fullLetter(a spout.Attempt, b badRecord) kafkago.Message {
 // letter cannot be: the coordinates, the decoder's error, why, the
 // record's size, and the first bytes of its key and value.
 func (s *Spout) truncatedLetter(a spout.Attempt, b badRecord, why error) kafkago.Message {
-	size := len(b.rec.Key) + len(b.rec.Value)
-	for _, h := range b.rec.Headers {
-		size += len(h.Key) + len(h.Value)
-	}
 	headers := s.appendCoordinates(make([]kafkago.Header, 0, 8), a, b, head([]byte(b.err.Error()), truncatedTextBytes))
 	headers = append(headers,
 		kafkago.Header{Key: HeaderTruncated, Value: head([]byte(why.Error()), truncatedTextBytes)},
-		kafkago.Header{Key: HeaderSize, Value: strconv.AppendInt(nil, int64(size), 10)},
+		kafkago.Header{Key: HeaderSize, Value: strconv.AppendInt(nil, int64(b.rec.size()), 10)},
 	)
 	return kafkago.Message{
 		Key:     head(b.rec.Key, truncatedKeyBytes),
@@ -286,8 +287,13 @@ func head(b []byte, n int) []byte {
 	return b
 }
 
-// noteTruncated counts and logs a truncated letter that was written.
-func (s *Spout) noteTruncated(a spout.Attempt, b badRecord, letter kafkago.Message) {
+// lettered counts the letter of b that was written and, if it is a
+// truncated letter, logs it.
+func (s *Spout) lettered(a spout.Attempt, b badRecord, letter kafkago.Message, truncated bool) {
+	s.stats.deadLettered.Add(1)
+	if !truncated {
+		return
+	}
 	s.stats.deadLettersTruncated.Add(1)
 	var why []byte
 	for _, h := range letter.Headers {

@@ -12,11 +12,14 @@ import (
 // the brokers do not say what the dead-letter topic accepts.
 const defaultMaxMessageBytes = 1048588
 
+// recordBatchHeader is the size of a record batch's header on the wire.
+const recordBatchHeader = 61
+
 // recordBatchOverhead is what a record batch of one record adds to the
-// record's key, value and headers on the wire: the batch header (61
-// bytes) and the record's own framing (length, attributes, timestamp and
-// offset deltas, key and value lengths, header count), rounded up.
-const recordBatchOverhead = 61 + 40
+// record's key, value and headers on the wire: the batch header and the
+// record's own framing (length, attributes, timestamp and offset deltas,
+// key and value lengths, header count), rounded up.
+const recordBatchOverhead = recordBatchHeader + 40
 
 // maxMessageBytes asks the brokers for the largest record batch the
 // dead-letter topic accepts: the topic's max.message.bytes, or, if the

@@ -30,15 +30,14 @@ type readResult struct {
 // maxFetchBytes bounds the bytes one fetch request asks for.
 const maxFetchBytes = 4 << 20
 
-// fetchBytes is what a fetch asks for to read about budget bytes of keys
-// and values: twice as much (records carry headers, offsets, timestamps and
+// fetchBytes is what a fetch asks for to read about budget bytes of keys,
+// values and headers: twice as much (records carry offsets, timestamps and
 // batch framing), so that a batch needs one fetch rather than a second,
-// synchronous one for its last few records; at most maxFetchBytes.
+// synchronous one for its last few records; at most maxFetchBytes. The
+// budget is clamped before it is doubled: a re-emit reads with no byte
+// bound (math.MaxInt).
 func fetchBytes(budget int) int64 {
-	if budget >= maxFetchBytes/2 {
-		return maxFetchBytes
-	}
-	return int64(min(2*max(budget, 0)+64<<10, maxFetchBytes))
+	return int64(min(2*min(max(budget, 0), maxFetchBytes)+64<<10, maxFetchBytes))
 }
 
 // read fetches the records of tp from offset from, within lim, decodes

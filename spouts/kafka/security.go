@@ -188,8 +188,7 @@ func (c Config) authError(err error) error {
 		return nil
 	}
 	switch {
-	case errors.Is(err, kafkago.SASLAuthenticationFailed), errors.Is(err, kafkago.UnsupportedSASLMechanism),
-		errors.Is(err, kafkago.IllegalSASLState):
+	case isSASLError(err):
 		return fmt.Errorf("%w: SASL %s on brokers %v (check the mechanism, user and password): %w",
 			ErrAuthentication, c.SASL, c.Brokers, err)
 	case isTLSError(err):
@@ -201,6 +200,13 @@ func (c Config) authError(err error) error {
 		return fmt.Errorf("%w: TLS handshake with brokers %v (%s): %w", ErrAuthentication, c.Brokers, hint, err)
 	}
 	return nil
+}
+
+// isSASLError reports whether err is the broker's refusal of the SASL
+// mechanism, user or password.
+func isSASLError(err error) bool {
+	return errors.Is(err, kafkago.SASLAuthenticationFailed) || errors.Is(err, kafkago.UnsupportedSASLMechanism) ||
+		errors.Is(err, kafkago.IllegalSASLState)
 }
 
 // isTLSError reports whether err is a failed TLS handshake: certificate
@@ -221,7 +227,7 @@ func isTLSError(err error) bool {
 
 // isAuthFailure reports whether err is a SASL or TLS failure, which no
 // retry fixes.
-func isAuthFailure(err error) bool { return Config{}.authError(err) != nil }
+func isAuthFailure(err error) bool { return isSASLError(err) || isTLSError(err) }
 
 // protocolHint explains a connection the broker closed at once: most often
 // a listener whose security protocol does not match TLS and SASL.
