@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/squallstream/squall/internal/keyenc"
 	"github.com/squallstream/squall/state/internal/wire"
 )
 
@@ -31,15 +32,15 @@ func (Msgpack[V]) Marshal(v V) ([]byte, error) {
 	// msgpack writes.
 	switch x := any(v).(type) {
 	case int64:
-		return wire.AppendInt(make([]byte, 0, 9), x), nil
+		return keyenc.AppendInt(make([]byte, 0, 9), x), nil
 	case int:
-		return wire.AppendInt(make([]byte, 0, 9), int64(x)), nil
+		return keyenc.AppendInt(make([]byte, 0, 9), int64(x)), nil
 	case uint64:
-		return wire.AppendUint(make([]byte, 0, 9), x), nil
+		return keyenc.AppendUint(make([]byte, 0, 9), x), nil
 	case float64:
-		return wire.AppendUint64Code(make([]byte, 0, 9), 0xcb, math.Float64bits(x)), nil
+		return keyenc.AppendUint64Code(make([]byte, 0, 9), 0xcb, math.Float64bits(x)), nil
 	case string:
-		return wire.AppendString(make([]byte, 0, len(x)+5), x), nil
+		return keyenc.AppendString(make([]byte, 0, len(x)+5), x), nil
 	}
 	var buf bytes.Buffer
 	enc := msgpack.GetEncoder()

@@ -25,8 +25,7 @@ import (
 // goroutines only if that map is itself Concurrent, and reports the wrapped
 // map's answer from ConcurrentSafe.
 type LRU[V any] struct {
-	m    BackingMap[V]
-	size int
+	m BackingMap[V]
 
 	putMu sync.Mutex // serializes MultiPut
 
@@ -46,7 +45,7 @@ func NewLRU[V any](m BackingMap[V], size int) (*LRU[V], error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: LRU size %d: %w", size, err)
 	}
-	return &LRU[V]{m: m, size: size, cache: cache}, nil
+	return &LRU[V]{m: m, cache: cache}, nil
 }
 
 // MultiGet serves cached keys from memory and reads the others, once each,
@@ -99,7 +98,7 @@ func (l *LRU[V]) MultiGet(ctx context.Context, keys []Key) ([]Entry[V], error) {
 			out[i] = got[j]
 		}
 		if fill {
-			l.store(enc, got[j])
+			l.cache.Add(enc, got[j])
 		}
 	}
 	return out, nil
@@ -123,22 +122,15 @@ func (l *LRU[V]) MultiPut(ctx context.Context, keys []Key, vals []V) error {
 	l.gen++
 	if err != nil {
 		for _, k := range keys {
-			l.forget(k.Encoded())
+			l.cache.Remove(k.Encoded())
 		}
 		return err
 	}
 	for i, k := range keys {
-		l.store(k.Encoded(), Entry[V]{Val: vals[i], Found: true})
+		l.cache.Add(k.Encoded(), Entry[V]{Val: vals[i], Found: true}) // evicts beyond the size
 	}
 	return nil
 }
-
-// store caches e under enc, evicting the least recently used entry beyond
-// the size. l.mu is held.
-func (l *LRU[V]) store(enc string, e Entry[V]) { l.cache.Add(enc, e) }
-
-// forget drops enc from the cache. l.mu is held.
-func (l *LRU[V]) forget(enc string) { l.cache.Remove(enc) }
 
 // Len returns the number of cached entries; it never exceeds the size.
 func (l *LRU[V]) Len() int {

@@ -27,7 +27,7 @@ func reference(t *rapid.T, v any) []byte {
 func TestFastPathsMatchMsgpack(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var v any
-		switch rapid.IntRange(0, 6).Draw(t, "kind") {
+		switch rapid.IntRange(0, 8).Draw(t, "kind") {
 		case 0:
 			v = rapid.Int64().Draw(t, "int")
 		case 1:
@@ -40,6 +40,10 @@ func TestFastPathsMatchMsgpack(t *testing.T) {
 			v = rapid.Float64().Draw(t, "float")
 		case 5:
 			v = rapid.Int8().Draw(t, "int8")
+		case 6:
+			v = rapid.Float32().Draw(t, "float32")
+		case 7:
+			v = rapid.Bool().Draw(t, "bool")
 		default:
 			secs := rapid.OneOf(rapid.Int64Range(-1<<40, 1<<40), rapid.Int64Range(0, 1<<34+5)).Draw(t, "secs")
 			tm := time.Unix(secs, rapid.Int64Range(0, 999_999_999).Draw(t, "nsec"))

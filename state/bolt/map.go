@@ -122,8 +122,10 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 }
 
 // Admit records the fence ctx carries (see state.WithFence): from then on,
-// writes of older generations of its owner are rejected. The Trident
-// runtime's state factories call it when they open state for an owner.
+// writes of older generations of its owner are rejected. A BackingFactory
+// over a bolt map calls it when it opens the map for an owner (as
+// trident.MemoryBacking does for memory maps); otherwise the owner's first
+// write admits it.
 func (m *Map) Admit(ctx context.Context) error { return m.fence.Admit(ctx, m.name) }
 
 // MultiPut writes the keys in one read-write transaction: all or none. A

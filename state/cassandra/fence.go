@@ -100,12 +100,12 @@ func (s *Session) fencesHaveGen(ctx context.Context) (bool, error) {
 }
 
 // nextEpoch increments the epoch of name by compare-and-set and returns
-// the new value. With a fence (f non-nil) it fails with a
+// the new value. With a fence (f of a generation above 0) it fails with a
 // *state.FencedError if a newer generation opened a map of name before,
 // and stores f's generation otherwise. A lightweight transaction whose
 // outcome is unknown (a timeout) may have taken an epoch nobody uses; that
 // only skips a number.
-func (s *Session) nextEpoch(ctx context.Context, name string, f *state.Fence) (int64, error) {
+func (s *Session) nextEpoch(ctx context.Context, name string, f state.Fence) (int64, error) {
 	sel := fmt.Sprintf("SELECT epoch, gen FROM %s.%s WHERE name = ?", s.cfg.Keyspace, fenceTable)
 	ins := fmt.Sprintf("INSERT INTO %s.%s (name, epoch, gen) VALUES (?, 1, ?) IF NOT EXISTS", s.cfg.Keyspace, fenceTable)
 	upd := fmt.Sprintf("UPDATE %s.%s SET epoch = ?, gen = ? WHERE name = ? IF epoch = ?", s.cfg.Keyspace, fenceTable)
@@ -119,9 +119,9 @@ func (s *Session) nextEpoch(ctx context.Context, name string, f *state.Fence) (i
 		default:
 			return 0, Classify(fmt.Errorf("cassandra: read the fencing epoch of %s: %w", name, err))
 		}
-		if f != nil {
+		if f.Generation > 0 {
 			if stored := state.Generation(gen); stored > f.Generation {
-				return 0, &state.FencedError{Where: "cassandra: open a map of " + name, Fence: *f, Current: stored}
+				return 0, &state.FencedError{Where: "cassandra: open a map of " + name, Fence: f, Current: stored}
 			}
 			gen = int64(f.Generation)
 		}

@@ -35,11 +35,11 @@ func (h *heldPuts) deliver(t *testing.T) {
 
 // TestFencingStaleWriterLoses runs two writers over one opaque table, two
 // workers of one owner generation. The old worker applies batch 2 but its
-// writes are delayed; it is presumed dead, a new worker opens the table, replays batch 2 and commits batch
-// 3; then the old worker's writes of batch 2 arrive. They must not win:
-// the counts are those of the new worker's commits. (Without fencing the
-// late writes would replace batch 3's values with batch 2's, and the next
-// batch would count from there.)
+// writes are delayed; it is presumed dead, a new worker opens the table,
+// replays batch 2 and commits batch 3; then the old worker's writes of
+// batch 2 arrive. They must not win: the counts are those of the new
+// worker's commits. (Without fencing the late writes would replace batch
+// 3's values with batch 2's, and the next batch would count from there.)
 func TestFencingStaleWriterLoses(t *testing.T) {
 	ctx := t.Context()
 	s := cassandratest.Session(t)

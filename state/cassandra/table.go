@@ -49,12 +49,8 @@ func (t *Table) Open(ctx context.Context) (*Map, error) {
 	if t.s.isClosed() {
 		return nil, fmt.Errorf("cassandra: open %s: %w", t.name, state.ErrClosed)
 	}
-	var fp *state.Fence
-	f, fenced := state.FenceOf(ctx)
-	if fenced {
-		fp = &f
-	}
-	epoch, err := t.s.nextEpoch(ctx, t.name, fp)
+	f, _ := state.FenceOf(ctx) // the zero Fence when unfenced
+	epoch, err := t.s.nextEpoch(ctx, t.name, f)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,12 @@ var format = core.Format[[]byte]{
 	Parse:  wire.ParsePlain,
 }
 
+// stored picks the stored user value of keys[i], for core.Get.
+func stored(c *core.Call[[]byte], i int) (state.Entry[[]byte], error) {
+	s := c.Slot(i)
+	return state.Entry[[]byte]{Val: s.Rec, Found: s.Found}, nil
+}
+
 // Map is a non-transactional MapState over a backing map (Storm's
 // NonTransactionalMap): MultiUpdate reads every key, applies the updaters
 // and writes every key back. BeginCommit and Commit do nothing, and
@@ -51,21 +57,7 @@ func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
 func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, err := m.store.Load(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]state.Entry[V], len(keys))
-	for i := range keys {
-		s := c.Slot(i)
-		if !s.Found {
-			continue
-		}
-		if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, s.Rec); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return core.Get(ctx, &m.store, keys, m.codec, stored)
 }
 
 // MultiUpdate applies every updater to the stored value and writes every

@@ -16,25 +16,14 @@ var _ state.CommittedReader[int] = (*Map[int])(nil)
 func (m *Map[V]) MultiGetCommitted(ctx context.Context, committed state.TxID, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, err := m.store.Load(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]state.Entry[V], len(keys))
-	for i := range keys {
+	return core.Get(ctx, &m.store, keys, m.codec, func(c *core.Call[record], i int) (state.Entry[[]byte], error) {
 		s := c.Slot(i)
-		if !s.Found {
-			continue
+		switch {
+		case !s.Found:
+			return state.Entry[[]byte]{}, nil
+		case s.Rec.TxID > committed:
+			return state.Entry[[]byte]{Val: s.Rec.Prev, Found: s.Rec.HasPrev}, nil
 		}
-		raw, found := s.Rec.Curr, true
-		if s.Rec.TxID > committed {
-			raw, found = s.Rec.Prev, s.Rec.HasPrev
-		}
-		if found {
-			if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, raw); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+		return state.Entry[[]byte]{Val: s.Rec.Curr, Found: true}, nil
+	})
 }

@@ -71,23 +71,7 @@ func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
 func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, err := m.store.Load(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]state.Entry[V], len(keys))
-	for i := range keys {
-		raw, err := m.old(c, i)
-		if err != nil {
-			return nil, err
-		}
-		if raw.Found {
-			if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, raw.Val); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+	return core.Get(ctx, &m.store, keys, m.codec, m.old)
 }
 
 // MultiUpdate applies the updaters as described on Map and returns the new

@@ -26,6 +26,12 @@ var format = core.Format[record]{
 	},
 }
 
+// stored picks the stored user value of keys[i], for core.Get.
+func stored(c *core.Call[record], i int) (state.Entry[[]byte], error) {
+	s := c.Slot(i)
+	return state.Entry[[]byte]{Val: s.Rec.Val, Found: s.Found}, nil
+}
+
 // Map is a transactional MapState over a backing map (Storm's
 // TransactionalMap). Within BeginCommit(T) … Commit(T), MultiUpdate does,
 // for each key in order:
@@ -79,21 +85,7 @@ func (m *Map[V]) SetCorruptHandler(h state.CorruptHandler) {
 func (m *Map[V]) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, err := m.store.Load(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]state.Entry[V], len(keys))
-	for i := range keys {
-		s := c.Slot(i)
-		if !s.Found {
-			continue
-		}
-		if out[i].Val, out[i].Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return core.Get(ctx, &m.store, keys, m.codec, stored)
 }
 
 // MultiUpdate applies the updaters as described on Map and returns the
@@ -120,13 +112,11 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 			if s.Rec.TxID > tx {
 				return nil, &state.BehindError{Map: c.Name(), Key: c.Key(i), Batch: tx, Stored: s.Rec.TxID}
 			}
-			var found bool
-			if old, found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
+			// s.Found turns false if the corrupt handler takes the value.
+			if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
 				return nil, err
 			}
-			if !found {
-				s = c.Slot(i) // taken by the corrupt handler: absent
-			} else if s.Rec.TxID == tx && !s.Cached {
+			if s.Found && s.Rec.TxID == tx && !s.Cached {
 				out[i] = old // applied before this replay
 				continue
 			}

@@ -210,6 +210,30 @@ func (c *Call[R]) Flush(ctx context.Context) error {
 	return nil
 }
 
+// Get loads keys and decodes, for each, the encoded user value pick
+// chooses from its slot: one entry per key, absent where pick finds none
+// or the OnCorrupt handler takes the value (see Decode).
+func Get[V, R any](ctx context.Context, s *Store[R], keys []state.Key, codec state.Codec[V],
+	pick func(c *Call[R], i int) (state.Entry[[]byte], error)) ([]state.Entry[V], error) {
+	c, err := s.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]state.Entry[V], len(keys))
+	for i := range keys {
+		raw, err := pick(c, i)
+		if err != nil {
+			return nil, err
+		}
+		if raw.Found {
+			if out[i].Val, out[i].Found, err = Decode(ctx, c, i, codec, raw.Val); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
 // Decode decodes a user value of keys[i] with codec and reports whether
 // there is one. A value that cannot be decoded is a corrupt stored value
 // of that key: unless the store's OnCorrupt handler takes it, Decode fails

@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/squallstream/squall/internal/keyenc"
+)
 
 // Kind tells which map flavour wrote an envelope.
 type Kind uint8
@@ -48,12 +52,12 @@ type Opaque struct {
 // AppendOpaque appends the envelope of o.
 func AppendOpaque(b []byte, o Opaque) []byte {
 	if o.HasPrev {
-		b = AppendArrayLen(b, 4)
+		b = keyenc.AppendArrayLen(b, 4)
 	} else {
-		b = AppendArrayLen(b, 3)
+		b = keyenc.AppendArrayLen(b, 3)
 	}
 	b = append(b, header(KindOpaque))
-	b = AppendUint(b, o.TxID)
+	b = keyenc.AppendUint(b, o.TxID)
 	b = append(b, o.Curr...)
 	if o.HasPrev {
 		b = append(b, o.Prev...)
@@ -92,9 +96,9 @@ type Transactional struct {
 
 // AppendTransactional appends the envelope of t.
 func AppendTransactional(b []byte, t Transactional) []byte {
-	b = AppendArrayLen(b, 3)
+	b = keyenc.AppendArrayLen(b, 3)
 	b = append(b, header(KindTransactional))
-	b = AppendUint(b, t.TxID)
+	b = keyenc.AppendUint(b, t.TxID)
 	return append(b, t.Val...)
 }
 
@@ -117,7 +121,7 @@ func ParseTransactional(b []byte) (Transactional, error) {
 // AppendPlain appends the envelope of a plain (non-transactional) value.
 // Layout: [header, val].
 func AppendPlain(b []byte, val []byte) []byte {
-	b = AppendArrayLen(b, 2)
+	b = keyenc.AppendArrayLen(b, 2)
 	b = append(b, header(KindPlain))
 	return append(b, val...)
 }

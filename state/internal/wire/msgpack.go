@@ -1,40 +1,15 @@
-// Package wire holds the byte formats of squall's state layer: msgpack
-// primitives written by hand for the hot paths (keys and envelopes), and the
+// Package wire holds the byte formats of squall's state layer: the
 // versioned envelopes in which the opaque, transactional and plain map
-// flavours store a value.
+// flavours store a value, and msgpack readers written by hand for the hot
+// paths. The envelopes write numbers with the appenders of the canonical
+// key encoding (internal/keyenc), as keys do.
 package wire
 
 import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/squallstream/squall/internal/keyenc"
 )
-
-// The msgpack appenders are those of the canonical key encoding
-// (internal/keyenc), so keys and envelopes write numbers and strings the
-// same way.
-
-// AppendArrayLen appends an array header for n elements.
-func AppendArrayLen(b []byte, n int) []byte { return keyenc.AppendArrayLen(b, n) }
-
-// AppendUint appends an unsigned integer.
-func AppendUint(b []byte, n uint64) []byte { return keyenc.AppendUint(b, n) }
-
-// AppendInt appends a signed integer.
-func AppendInt(b []byte, n int64) []byte { return keyenc.AppendInt(b, n) }
-
-// AppendUint64Code appends code followed by the 8 big-endian bytes of n.
-func AppendUint64Code(b []byte, code byte, n uint64) []byte {
-	return keyenc.AppendUint64Code(b, code, n)
-}
-
-// AppendString appends a str value.
-func AppendString(b []byte, s string) []byte { return keyenc.AppendString(b, s) }
-
-// AppendBin appends a bin value.
-func AppendBin(b []byte, p []byte) []byte { return keyenc.AppendBin(b, p) }
 
 // ErrTrailing reports bytes left over after a complete value.
 var ErrTrailing = errors.New("trailing bytes after the value")

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/squallstream/squall/internal/keyenc"
 )
 
 // msgpackLen measures the first value of b with the msgpack library.
@@ -85,7 +87,7 @@ func FuzzValueLen(f *testing.F) {
 
 func FuzzParseInt(f *testing.F) {
 	for _, n := range []int64{0, 1, -1, 127, 128, -32, -33, 255, 256, 1 << 40, math.MinInt64, math.MaxInt64} {
-		f.Add(AppendInt(nil, n))
+		f.Add(keyenc.AppendInt(nil, n))
 	}
 	f.Add([]byte{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
