@@ -6,9 +6,9 @@
 // RotatingTransactionalState).
 //
 // Store is the interface every implementation provides: Memory here, a
-// durable bbolt store in boltstore, and later a Cassandra store. The
-// conformance suite in coordstoretest checks any implementation, and
-// faultstore wraps one to inject failures.
+// durable bbolt store in boltstore, and a Cassandra one in
+// cassandrastore. The conformance suite in coordstoretest checks any
+// implementation, and faultstore wraps one to inject failures.
 //
 // # Ordering contract
 //

@@ -25,8 +25,8 @@ var (
 	ErrFenced = state.ErrFenced
 )
 
-// Fenced returns the error of a write by f rejected because the newest
-// generation of its owner is current.
+// Fenced returns the error of a write by f to where, rejected because
+// current, not f's, is the newest generation of its owner.
 func Fenced(where string, f Fence, current Generation) error {
 	return &state.FencedError{Where: "coordstore: " + where, Fence: f, Current: current}
 }

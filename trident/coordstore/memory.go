@@ -83,13 +83,18 @@ func (m *Memory) Generation(ctx context.Context, owner string) (Generation, erro
 	return m.gens[owner], nil
 }
 
-// fenced returns the error of a write by f if f is not the newest
-// generation of its owner. The caller holds the write lock.
-func (m *Memory) fenced(where string, f Fence) error {
+// beginWrite validates f and begins a write by it (see begin): it returns
+// with the write lock held when the error is nil, which it is only if f
+// is the newest generation of its owner; where names what is written.
+func (m *Memory) beginWrite(ctx context.Context, where string, f Fence) error {
 	if err := ValidateFence(f); err != nil {
 		return err
 	}
+	if err := m.begin(ctx, true); err != nil {
+		return err
+	}
 	if cur := m.gens[f.Owner]; cur != f.Generation {
+		m.end(true)
 		return Fenced(where, f, cur)
 	}
 	return nil
@@ -110,16 +115,10 @@ func (m *Memory) LoadCoordinator(ctx context.Context, stream string) (Record, Ve
 
 // SwapCoordinator implements Store.
 func (m *Memory) SwapCoordinator(ctx context.Context, f Fence, old Version, rec Record) (Version, error) {
-	if err := ValidateFence(f); err != nil {
-		return 0, err
-	}
-	if err := m.begin(ctx, true); err != nil {
+	if err := m.beginWrite(ctx, "coordinator of "+f.Owner, f); err != nil {
 		return 0, err
 	}
 	defer m.end(true)
-	if err := m.fenced("coordinator of "+f.Owner, f); err != nil {
-		return 0, err
-	}
 	cur := m.coords[f.Owner]
 	if cur.v != old {
 		return 0, &ConflictError{Stream: f.Owner, Want: old, Have: cur.v}
@@ -176,13 +175,10 @@ func (m *Memory) PutMeta(ctx context.Context, gen Generation, k Key, txid state.
 	if err := ValidateTxID(txid); err != nil {
 		return err
 	}
-	if err := m.begin(ctx, true); err != nil {
+	if err := m.beginWrite(ctx, "meta of "+k.String(), k.Fence(gen)); err != nil {
 		return err
 	}
 	defer m.end(true)
-	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
-		return err
-	}
 	es := m.metas[k]
 	e := Entry{TxID: txid, Value: slices.Clone(value)}
 	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
@@ -198,13 +194,10 @@ func (m *Memory) RemoveMeta(ctx context.Context, gen Generation, k Key, txid sta
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	if err := m.begin(ctx, true); err != nil {
+	if err := m.beginWrite(ctx, "meta of "+k.String(), k.Fence(gen)); err != nil {
 		return err
 	}
 	defer m.end(true)
-	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
-		return err
-	}
 	es := m.metas[k]
 	if i := search(es, txid); i < len(es) && es[i].TxID == txid {
 		m.set(k, slices.Delete(es, i, i+1))
@@ -217,13 +210,10 @@ func (m *Memory) CleanupMetaBefore(ctx context.Context, gen Generation, k Key, t
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	if err := m.begin(ctx, true); err != nil {
+	if err := m.beginWrite(ctx, "meta of "+k.String(), k.Fence(gen)); err != nil {
 		return err
 	}
 	defer m.end(true)
-	if err := m.fenced("meta of "+k.String(), k.Fence(gen)); err != nil {
-		return err
-	}
 	es := m.metas[k]
 	if i := search(es, txid); i > 0 {
 		m.set(k, slices.Delete(es, 0, i))

@@ -37,57 +37,62 @@ var errTruncated = errors.New("truncated record")
 
 // ParseRecord decodes what AppendRecord wrote; the record must fill b.
 func ParseRecord(b []byte) (Record, error) {
-	next := func() (uint64, error) {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, errTruncated
-		}
-		b = b[n:]
-		return x, nil
-	}
-	committed, err := next()
+	d := decoder{b}
+	committed, err := d.next()
 	if err != nil {
 		return Record{}, err
 	}
 	r := Record{Committed: state.TxID(committed)}
-	if r.Attempts, err = readPairs(&b, next, "attempt number"); err != nil {
+	if r.Attempts, err = d.pairs("attempt number"); err != nil {
 		return Record{}, err
 	}
 	// Failure counts follow in records written since they exist.
-	if rest := len(b); rest > 0 {
-		if r.Failures, err = readPairs(&b, next, "failure count"); err != nil {
+	if rest := len(d.b); rest > 0 {
+		if r.Failures, err = d.pairs("failure count"); err != nil {
 			return Record{}, err
 		}
 		if r.Failures == nil { // an empty section is never written
 			return Record{}, fmt.Errorf("%d bytes after the record", rest)
 		}
 	}
-	if len(b) != 0 {
-		return Record{}, fmt.Errorf("%d bytes after the record", len(b))
+	if len(d.b) != 0 {
+		return Record{}, fmt.Errorf("%d bytes after the record", len(d.b))
 	}
 	return r, nil
 }
 
-// readPairs reads a count and that many (txid, n) uvarint pairs; what
-// names n in errors.
-func readPairs(b *[]byte, next func() (uint64, error), what string) (map[state.TxID]uint32, error) {
-	count, err := next()
+// decoder reads uvarints from the front of b.
+type decoder struct{ b []byte }
+
+func (d *decoder) next() (uint64, error) {
+	x, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		return 0, errTruncated
+	}
+	d.b = d.b[n:]
+	return x, nil
+}
+
+// pairs reads a count and that many (txid, n) pairs; what names n in
+// errors. A count of 0 gives a nil map.
+func (d *decoder) pairs(what string) (map[state.TxID]uint32, error) {
+	count, err := d.next()
 	if err != nil {
 		return nil, err
 	}
-	if count > uint64(len(*b)) { // every pair takes at least two bytes
-		return nil, fmt.Errorf("record claims %d pairs of %s in %d bytes", count, what, len(*b))
+	if count > uint64(len(d.b)) { // every pair takes at least two bytes
+		return nil, fmt.Errorf("record claims %d pairs of %s in %d bytes", count, what, len(d.b))
 	}
 	if count == 0 {
 		return nil, nil
 	}
 	m := make(map[state.TxID]uint32, count)
 	for range count {
-		t, err := next()
+		t, err := d.next()
 		if err != nil {
 			return nil, err
 		}
-		n, err := next()
+		n, err := d.next()
 		if err != nil {
 			return nil, err
 		}

@@ -261,21 +261,20 @@ func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coo
 	if err := coordstore.ValidateFence(f); err != nil {
 		return 0, err
 	}
-	stream := f.Owner
 	var v coordstore.Version
 	err := s.update(ctx, "swap coordinator", func(tx *bolt.Tx) error {
-		if err := s.fenced(tx, "coordinator of "+stream, f); err != nil {
+		if err := s.fenced(tx, "coordinator of "+f.Owner, f); err != nil {
 			return err
 		}
-		cur, _, err := s.record(tx, stream)
+		cur, _, err := s.record(tx, f.Owner)
 		if err != nil {
 			return err
 		}
 		if cur != old {
-			return &coordstore.ConflictError{Stream: stream, Want: old, Have: cur}
+			return &coordstore.ConflictError{Stream: f.Owner, Want: old, Have: cur}
 		}
 		v = cur + 1
-		return tx.Bucket(coordBucket).Put([]byte(stream), frame(encodeRecord(v, rec)))
+		return tx.Bucket(coordBucket).Put([]byte(f.Owner), frame(encodeRecord(v, rec)))
 	})
 	if err != nil {
 		return 0, err
@@ -388,18 +387,30 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 	return e, ok, err
 }
 
-// PutMeta implements coordstore.Store.
-func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+// writeMeta validates a metadata write of k by generation gen and runs fn
+// in a write transaction that first checks gen is the owner's newest.
+func (s *Store) writeMeta(ctx context.Context, op string, gen coordstore.Generation, k coordstore.Key, fn func(*bolt.Tx) error) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
+	f := k.Fence(gen)
+	if err := coordstore.ValidateFence(f); err != nil {
+		return err
+	}
+	return s.update(ctx, op, func(tx *bolt.Tx) error {
+		if err := s.fenced(tx, "meta of "+k.String(), f); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// PutMeta implements coordstore.Store.
+func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
 	if err := coordstore.ValidateTxID(txid); err != nil {
 		return err
 	}
-	return s.update(ctx, "put meta", func(tx *bolt.Tx) error {
-		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
-			return err
-		}
+	return s.writeMeta(ctx, "put meta", gen, k, func(tx *bolt.Tx) error {
 		b, err := s.partition(tx, k, true)
 		if err != nil {
 			return err
@@ -410,13 +421,7 @@ func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coords
 
 // RemoveMeta implements coordstore.Store.
 func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
-	if err := k.Validate(); err != nil {
-		return err
-	}
-	return s.update(ctx, "remove meta", func(tx *bolt.Tx) error {
-		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
-			return err
-		}
+	return s.writeMeta(ctx, "remove meta", gen, k, func(tx *bolt.Tx) error {
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {
 			return err
@@ -427,13 +432,7 @@ func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coo
 
 // CleanupMetaBefore implements coordstore.Store.
 func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
-	if err := k.Validate(); err != nil {
-		return err
-	}
-	return s.update(ctx, "cleanup meta", func(tx *bolt.Tx) error {
-		if err := s.fenced(tx, "meta of "+k.String(), k.Fence(gen)); err != nil {
-			return err
-		}
+	return s.writeMeta(ctx, "cleanup meta", gen, k, func(tx *bolt.Tx) error {
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {
 			return err

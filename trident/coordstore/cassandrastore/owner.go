@@ -115,7 +115,6 @@ func (st *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old co
 		return 0, err
 	}
 	defer end()
-	where := "coordinator of " + f.Owner
 	next := old + 1
 	raw := encodeRecord(rec)
 	row := map[string]any{}
@@ -126,11 +125,18 @@ func (st *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old co
 	if applied {
 		return next, nil
 	}
-	if g := casGen(row); g != f.Generation {
-		return 0, coordstore.Fenced(where, f, g)
-	}
 	have, _ := row["version"].(int64)
-	return 0, &coordstore.ConflictError{Stream: f.Owner, Want: old, Have: coordstore.Version(max(have, 0))}
+	return 0, refused(f, old, casGen(row), have)
+}
+
+// refused returns the error of a swap by f from version old that was not
+// applied, the owner's row holding generation gen and version have:
+// ErrFenced if gen is not f's, else ErrConflict.
+func refused(f coordstore.Fence, old coordstore.Version, gen coordstore.Generation, have int64) error {
+	if gen != f.Generation {
+		return coordstore.Fenced("coordinator of "+f.Owner, f, gen)
+	}
+	return &coordstore.ConflictError{Stream: f.Owner, Want: old, Have: coordstore.Version(max(have, 0))}
 }
 
 // resolve settles a swap that failed with cause: its outcome may be
@@ -147,10 +153,8 @@ func (st *Store) resolve(ctx context.Context, f coordstore.Fence, old, next coor
 	switch {
 	case coordstore.Version(o.version) == next && string(o.record) == string(raw):
 		return next, nil // applied (a later Acquire does not undo it)
-	case o.gen != f.Generation:
-		return 0, coordstore.Fenced("coordinator of "+f.Owner, f, o.gen)
-	case coordstore.Version(o.version) != old:
-		return 0, &coordstore.ConflictError{Stream: f.Owner, Want: old, Have: coordstore.Version(max(o.version, 0))}
+	case o.gen != f.Generation || coordstore.Version(o.version) != old:
+		return 0, refused(f, old, o.gen, o.version)
 	}
 	return 0, fail(op, cause) // not applied: the caller may try again
 }

@@ -24,9 +24,9 @@ type Options struct {
 	Table string
 }
 
-// attempts bounds the tries of one call: lightweight transactions that
-// lose to a concurrent one (Acquire) or end with an unknown outcome (a
-// timeout under contention), each tried again from a serial read.
+// attempts bounds the tries of one Acquire: compare-and-sets that lose to
+// a concurrent Acquire (tried again from the generation it returned) or
+// end with an unknown outcome (tried again from a serial read).
 const attempts = 32
 
 // writeAttempts bounds the tries of a metadata write whose outcome stays
@@ -38,8 +38,8 @@ type Store struct {
 	s  *cassandra.Session
 	ns []byte
 
-	genStmt, loadStmt, insertStmt, acquireStmt, swapStmt string
-	getStmt, prevStmt, putStmt, rmStmt, cleanStmt        string
+	loadStmt, insertStmt, acquireStmt, swapStmt   string
+	getStmt, prevStmt, putStmt, rmStmt, cleanStmt string
 
 	mu     sync.RWMutex // write-locked by Close; read-locked by every call
 	closed bool
@@ -68,7 +68,6 @@ func Open(ctx context.Context, s *cassandra.Session, opts Options) (*Store, erro
 	return &Store{
 		s:           s,
 		ns:          []byte(opts.Namespace),
-		genStmt:     `SELECT gen FROM ` + t + owner + ` LIMIT 1`,
 		loadStmt:    `SELECT gen, version, record FROM ` + t + owner + ` LIMIT 1`,
 		insertStmt:  `INSERT INTO ` + t + ` (namespace, owner, gen, version) VALUES (?, ?, 1, 0) IF NOT EXISTS`,
 		acquireStmt: `UPDATE ` + t + ` SET gen = ?` + owner + ` IF gen = ?`,

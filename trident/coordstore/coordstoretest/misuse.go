@@ -56,6 +56,32 @@ func testInvalid(t *testing.T, s coordstore.Store) {
 		}
 	}
 	wantEntries(t, s, key)
+	testInvalidGeneration(t, s)
+}
+
+// testInvalidGeneration: generation 0 names no owner, so every write made
+// with it is invalid, whether or not the owner has a generation yet, and
+// stores nothing.
+func testInvalidGeneration(t *testing.T, s coordstore.Store) {
+	for _, owner := range []string{"none", "o"} {
+		if owner == "o" {
+			g(t, s, owner)
+		}
+		k := coordstore.Key{Owner: owner, Stream: "s", Partition: "p"}
+		_, swapErr := s.SwapCoordinator(ctx(t), coordstore.Fence{Owner: owner}, 0, rec(1))
+		for m, err := range map[string]error{
+			"SwapCoordinator":   swapErr,
+			"PutMeta":           s.PutMeta(ctx(t), 0, k, 1, []byte("v")),
+			"RemoveMeta":        s.RemoveMeta(ctx(t), 0, k, 1),
+			"CleanupMetaBefore": s.CleanupMetaBefore(ctx(t), 0, k, 2),
+		} {
+			if !errors.Is(err, coordstore.ErrInvalid) || failure.IsRetryable(err) {
+				t.Errorf("%s by generation 0 of %q = %v, want a fatal ErrInvalid", m, owner, err)
+			}
+		}
+		wantRecord(t, s, owner, coordstore.Record{}, 0)
+		wantEntries(t, s, k)
+	}
 }
 
 func testCanceled(t *testing.T, s coordstore.Store) {
