@@ -225,7 +225,7 @@ func (m *master) run() {
 				return
 			}
 			m.done++
-			m.retry.fails = 0
+			m.retry.waits.Reset()
 		}
 		m.pending = nil
 		m.coord.Advance()
