@@ -98,12 +98,12 @@ func (b *groupBolt) rejected(err error, a Attempt, fields Fields, values []any) 
 	if !errors.As(err, &r) {
 		return err
 	}
-	if b.deadLetters == nil {
+	if b.cfg.DeadLetters == nil {
 		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, b.g.name, b.task, r.err)
 	}
 	l := Letter{Topology: b.topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
 	b.status.rejected.Add(1)
-	if err := b.deadLetters.Put(b.ctx, l); err != nil {
+	if err := b.cfg.DeadLetters.Put(b.ctx, l); err != nil {
 		return fmt.Errorf("trident: writing a dead letter: %w", err)
 	}
 	b.log.Warn("tuple rejected to dead letters", "component", b.g.name, "task", b.task, "batch", a.String(),
