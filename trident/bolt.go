@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
-	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/completion"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -20,17 +19,15 @@ import (
 // completion machine, which tracks each batch until every upstream task
 // has reported how many tuples it sent (complete.go).
 type groupBolt struct {
-	plan        *plan
-	g           *group
-	store       coordstore.Store
-	status      *status
-	topology    string
-	deadLetters DeadLetters
-	log         *slog.Logger
-	cfg         *Config
-	ctx         context.Context
-	out         output
-	task        topology.TaskID
+	plan     *plan
+	g        *group
+	status   *status
+	topology string
+	log      *slog.Logger
+	cfg      *Config
+	ctx      context.Context
+	out      output
+	task     topology.TaskID
 
 	// completion tracks when each batch is complete (not for source
 	// groups, which finish a batch as they emit it); batches holds the
@@ -78,7 +75,7 @@ func newGroupBolt(p *plan, g *group, t *Topology, cfg *Config, st *status) func(
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func() topology.Bolt {
-		return &groupBolt{plan: p, g: g, store: cfg.Store, status: st, topology: t.name, deadLetters: cfg.DeadLetters, log: log, cfg: cfg}
+		return &groupBolt{plan: p, g: g, status: st, topology: t.name, log: log, cfg: cfg}
 	}
 }
 
@@ -139,7 +136,7 @@ func (b *groupBolt) Prepare(ctx context.Context, info topology.TaskInfo, out *to
 	}
 	if b.g.isSource() {
 		src := b.g.entry.source()
-		x, err := src.executor(b.store, b.status.owner, src.id, info.Index, info.NumTasks)
+		x, err := src.executor(b.cfg.Store, b.status.owner, src.id, info.Index, info.NumTasks)
 		if err != nil {
 			return fmt.Errorf("stream %q: %w", src.id, err)
 		}
@@ -189,7 +186,7 @@ func (b *groupBolt) settle(t *topology.Tuple, a Attempt, err error) {
 // attempt (the master logs the recovery and counts the attempts).
 func (b *groupBolt) reportFailure(a Attempt, err error) {
 	b.status.recordFailure(a.TxID, err)
-	if failure.IsReported(err) && b.health.failed(time.Now(), err) != healthQuiet {
+	if failure.IsReported(err) && b.health.failed(clock.Or(b.cfg.Topology.Clock).Now(), err) != healthQuiet {
 		b.out.ReportError(fmt.Errorf("trident: %s task %d, batch %v: %w", b.g.name, b.task, a, err))
 	}
 }

@@ -3,6 +3,7 @@ package trident
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -82,7 +83,7 @@ func TestReadCommittedSkipsWrittenUncommittedBatch(t *testing.T) {
 			t.Fatalf("batch 2 did not write: latest count of the = %d", latest["the"])
 		}
 		want := []state.Entry[int64]{{Val: 2, Found: true}, {}, {Val: 1, Found: true}}
-		if !entriesEqual(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("committed values during batch 2's commit = %v, want %v (as of txid 1)", got, want)
 		}
 
@@ -122,16 +123,4 @@ func TestReadCommittedNeedsCommittedReader(t *testing.T) {
 // fixedSource returns a spout constructor that hands out s.
 func fixedSource(s *fixedBatchSpout) func() spout.Batcher {
 	return func() spout.Batcher { return s }
-}
-
-func entriesEqual(a, b []state.Entry[int64]) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

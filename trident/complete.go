@@ -108,12 +108,12 @@ func (b *groupBolt) drain() {
 
 // countMismatch is the error of a Mismatch action.
 func countMismatch(group string, task topology.TaskID, act completion.Action[*topology.Tuple]) error {
+	phase := ""
 	if act.Early {
-		return failure.Reported(fmt.Errorf("%w: %s task %d, batch %v: upstream sent %d tuples in the processing phase, %d arrived",
-			ErrCountMismatch, group, task, act.Attempt, act.Expected, act.Arrived))
+		phase = " in the processing phase"
 	}
-	return failure.Reported(fmt.Errorf("%w: %s task %d, batch %v: upstream sent %d tuples, %d arrived",
-		ErrCountMismatch, group, task, act.Attempt, act.Expected, act.Arrived))
+	return failure.Reported(fmt.Errorf("%w: %s task %d, batch %v: upstream sent %d tuples%s, %d arrived",
+		ErrCountMismatch, group, task, act.Attempt, act.Expected, phase, act.Arrived))
 }
 
 // batch returns the per-batch data of attempt a, replacing that of an

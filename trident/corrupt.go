@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/squallstream/squall/state"
 )
@@ -75,25 +74,16 @@ type QuarantineFunc func(ctx context.Context, q Quarantined) error
 func (f QuarantineFunc) Put(ctx context.Context, q Quarantined) error { return f(ctx, q) }
 
 // MemoryQuarantine keeps quarantined values in memory, for tests and demos.
-type MemoryQuarantine struct {
-	mu     sync.Mutex
-	values []Quarantined
-}
+type MemoryQuarantine struct{ values memoryList[Quarantined] }
 
 // Put keeps q.
 func (m *MemoryQuarantine) Put(_ context.Context, q Quarantined) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.values = append(m.values, q)
+	m.values.add(q)
 	return nil
 }
 
 // Values returns the kept values.
-func (m *MemoryQuarantine) Values() []Quarantined {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Quarantined(nil), m.values...)
-}
+func (m *MemoryQuarantine) Values() []Quarantined { return m.values.all() }
 
 // Quarantined returns the number of corrupt stored values moved to the
 // quarantine (replays included).

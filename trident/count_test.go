@@ -44,7 +44,7 @@ func splitBolt(t *testing.T) (*groupBolt, *fakeOutput, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &groupBolt{plan: p, g: g, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
+	b := &groupBolt{plan: p, g: g, cfg: &Config{}, status: newStatus(coordstore.Fence{Owner: "t", Generation: 1}), ctx: context.Background(), out: out, log: slog.New(slog.DiscardHandler),
 		completion: m, batches: map[state.TxID]*batch{}, inputs: map[string]input{g.inputs[0].stream(): g.inputs[0]},
 		persist: map[*node]persistTask{}, static: map[*node]any{}}
 	return b, out, g.inputs[0].stream()

@@ -59,24 +59,35 @@ func (r *rejection) Unwrap() error { return r.err }
 var ErrNoDeadLetters = errors.New("trident: a tuple was rejected and Config.DeadLetters is nil")
 
 // MemoryDeadLetters keeps rejected tuples in memory, for tests and demos.
-type MemoryDeadLetters struct {
-	mu      sync.Mutex
-	letters []Letter
-}
+type MemoryDeadLetters struct{ letters memoryList[Letter] }
 
 // Put keeps l.
 func (m *MemoryDeadLetters) Put(_ context.Context, l Letter) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.letters = append(m.letters, l)
+	m.letters.add(l)
 	return nil
 }
 
 // Letters returns the kept letters.
-func (m *MemoryDeadLetters) Letters() []Letter {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Letter(nil), m.letters...)
+func (m *MemoryDeadLetters) Letters() []Letter { return m.letters.all() }
+
+// memoryList is a list that goroutines append to: what the in-memory
+// sinks (MemoryDeadLetters, MemoryQuarantine) keep.
+type memoryList[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+func (l *memoryList[T]) add(x T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.items = append(l.items, x)
+}
+
+// all returns a copy of the items.
+func (l *memoryList[T]) all() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]T(nil), l.items...)
 }
 
 // rejected handles an operation's error for the tuple (values, fields) of
@@ -87,12 +98,12 @@ func (b *groupBolt) rejected(err error, a Attempt, fields Fields, values []any) 
 	if !errors.As(err, &r) {
 		return err
 	}
-	if b.deadLetters == nil {
+	if b.cfg.DeadLetters == nil {
 		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, b.g.name, b.task, r.err)
 	}
 	l := Letter{Topology: b.topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
 	b.status.rejected.Add(1)
-	if err := b.deadLetters.Put(b.ctx, l); err != nil {
+	if err := b.cfg.DeadLetters.Put(b.ctx, l); err != nil {
 		return fmt.Errorf("trident: writing a dead letter: %w", err)
 	}
 	b.log.Warn("tuple rejected to dead letters", "component", b.g.name, "task", b.task, "batch", a.String(),

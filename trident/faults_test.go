@@ -85,6 +85,21 @@ func shrinkingReplays(a spout.Attempt, _ spout.Partition) int {
 	return 1 + int((uint64(a.N)*7+uint64(a.TxID))%5)
 }
 
+// randomWords returns a source of three partitions holding perPartition
+// words each, drawn from faultWords with rng, and the count of each word.
+func randomWords(rng *rand.Rand, perPartition int) (*spouttest.Source, map[string]int64) {
+	src := spouttest.NewSource("p0", "p1", "p2")
+	want := map[string]int64{}
+	for _, p := range []spout.Partition{"p0", "p1", "p2"} {
+		for range perPartition {
+			w := faultWords[rng.IntN(len(faultWords))]
+			src.Append(p, w)
+			want[w]++
+		}
+	}
+	return src, want
+}
+
 // sumOffsets sums the "offset" field.
 type sumOffsets struct{}
 
@@ -95,15 +110,7 @@ func (sumOffsets) Zero() int64                 { return 0 }
 func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Source) Source,
 	wrap func(state.BackingMap[[]byte]) state.MapState[int64], atLeast bool, limit func(spout.Attempt, spout.Partition) int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	src := spouttest.NewSource("p0", "p1", "p2")
-	want := map[string]int64{}
-	for _, p := range []spout.Partition{"p0", "p1", "p2"} {
-		for range 40 {
-			w := faultWords[rng.IntN(len(faultWords))]
-			src.Append(p, w)
-			want[w]++
-		}
-	}
+	src, want := randomWords(rng, 40)
 	if limit != nil {
 		src.SetLimit(limit)
 	} else {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/internal/hist"
 	"github.com/squallstream/squall/internal/notify"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
@@ -47,8 +48,8 @@ type status struct {
 	mu       sync.Mutex
 	failures map[state.TxID]error // why the latest attempt at a txid failed
 
-	latency latencies
-	commits notify.Signal // broadcast on every change of committed
+	latency hist.Histogram // batch latencies: announcement of the committed attempt to the end of its commit
+	commits notify.Signal  // broadcast on every change of committed
 }
 
 // setCommitted publishes the last committed txid and wakes the goroutines
@@ -225,7 +226,7 @@ func (m *master) run() {
 				return
 			}
 			m.done++
-			m.retry.fails = 0
+			m.retry.waits.Reset()
 		}
 		m.pending = nil
 		m.coord.Advance()
@@ -314,7 +315,7 @@ func (m *master) Ack(id any) {
 		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
 	case streamCommit:
 		if t, ok := m.started[msg.attempt]; ok {
-			m.status.latency.record(clock.Since(m.clock, t))
+			m.status.latency.Record(clock.Since(m.clock, t))
 		}
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}

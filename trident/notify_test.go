@@ -85,7 +85,7 @@ func TestMasterUsesTheConfiguredClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(3, sentences...)
 		clk := clock.NewManual(time.Unix(1, 0))
-		cfg := DefaultConfig()
+		var cfg Config
 		cfg.Topology.Clock = clk
 		r := submit(t, wordCount(src, OpaqueMemory[int64]("counts"), 1), cfg)
 		time.Sleep(time.Minute)

@@ -58,15 +58,7 @@ func TestOverlappingProcesses(t *testing.T) {
 
 func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	src := spouttest.NewSource("p0", "p1", "p2")
-	want := map[string]int64{}
-	for _, p := range []spout.Partition{"p0", "p1", "p2"} {
-		for range 30 {
-			w := faultWords[rng.IntN(len(faultWords))]
-			src.Append(p, w)
-			want[w]++
-		}
-	}
+	src, want := randomWords(rng, 30)
 	// Replays read a different number of records than first attempts.
 	src.SetLimit(func(a spout.Attempt, _ spout.Partition) int { return 1 + int(a.N*7)%5 })
 	backing := MemoryBacking("counts") // shared by every process, like a database

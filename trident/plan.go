@@ -73,10 +73,9 @@ func (g *group) isSource() bool {
 // declared node runs. Planning only reads the declared nodes; everything
 // it decides lives here.
 type plan struct {
-	groups   []*group         // upstream groups come first
-	groupOf  map[*node]*group // the group each planned node runs in
-	streamOf map[*node]string // the topology stream that carries a node's output to other groups; absent if none
-	fanouts  []fanout         // by node id: where a node's tuples go, for the per-tuple path
+	groups  []*group         // upstream groups come first
+	groupOf map[*node]*group // the group each planned node runs in
+	fanouts []fanout         // by node id: where a node's tuples go
 }
 
 // fanout is where a node's tuples go: the children that run in its group,
@@ -88,16 +87,10 @@ type fanout struct {
 	stream string
 }
 
-// sameGroup reports whether child runs in n's group.
-func (p *plan) sameGroup(n, child *node) bool {
-	g, ok := p.groupOf[child]
-	return ok && g == p.groupOf[n]
-}
-
 // plan splits the declared nodes into groups. It does not change the
 // nodes, so it can be called any number of times.
 func (t *Topology) plan() *plan {
-	p := &plan{groupOf: map[*node]*group{}, streamOf: map[*node]string{}}
+	p := &plan{groupOf: map[*node]*group{}}
 	newGroup := func(entry *node, name string) *group {
 		g := &group{name: name, entry: entry, parallelism: 1}
 		p.groups = append(p.groups, g)
@@ -148,14 +141,14 @@ func (t *Topology) plan() *plan {
 	}
 	p.fanouts = make([]fanout, len(t.nodes))
 	for _, n := range t.nodes {
-		if p.crossesGroups(n) {
-			p.streamOf[n] = dataStream(n)
-		}
 		o := &p.fanouts[n.id]
-		o.stream = p.streamOf[n]
 		for _, c := range n.children {
-			if p.sameGroup(n, c) {
+			switch g, ok := p.groupOf[c]; {
+			case !ok: // not planned: a repartition nothing reads
+			case g == p.groupOf[n]:
 				o.local = append(o.local, c)
+			default:
+				o.stream = dataStream(n)
 			}
 		}
 	}
@@ -171,16 +164,6 @@ func (g *group) reportsLate() bool {
 		return true
 	}
 	return slices.ContainsFunc(g.upstream, func(up *group) bool { return up.late })
-}
-
-// crossesGroups reports whether n sends tuples to a node of another group.
-func (p *plan) crossesGroups(n *node) bool {
-	for _, c := range n.children {
-		if g, ok := p.groupOf[c]; ok && g != p.groupOf[n] {
-			return true
-		}
-	}
-	return false
 }
 
 func (g *group) String() string { return fmt.Sprintf("%s(%d nodes)", g.name, len(g.nodes)) }

@@ -41,7 +41,7 @@ func printPlan(p *plan) string {
 		for _, n := range g.nodes {
 			b.WriteString("  " + nodeName(n) + " " + describeNode(n))
 			fmt.Fprintf(&b, " [%s]", strings.Join(n.sch.fields, " "))
-			if stream, ok := p.streamOf[n]; ok {
+			if stream := p.fanouts[n.id].stream; stream != "" {
 				b.WriteString(" -> " + stream)
 			}
 			b.WriteByte('\n')

@@ -14,10 +14,7 @@ var updatePlans = flag.Bool("update", false, "rewrite testdata/plans with the pr
 
 // planCases are the topologies whose printed plans are golden files in
 // testdata/plans.
-var planCases = []struct {
-	name  string
-	build func(t *Topology)
-}{
+var planCases = []planCase{
 	{"wordcount", func(t *Topology) {
 		words := sentenceStream(t, "s").Each(Fields{"sentence"}, split, "word").Parallelism(2)
 		PersistentAggregate(words.GroupBy("word").Parallelism(3), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
@@ -62,6 +59,22 @@ var planCases = []struct {
 	}},
 }
 
+type planCase struct {
+	name  string
+	build func(t *Topology)
+}
+
+// declare declares the case's topology, failing the test if that fails.
+func (c planCase) declare(t *testing.T) *Topology {
+	t.Helper()
+	tt := NewTopology(c.name)
+	c.build(tt)
+	if len(tt.errs) > 0 {
+		t.Fatalf("declaring the topology: %v", tt.errs)
+	}
+	return tt
+}
+
 func sentenceStream(t *Topology, id string) *Stream {
 	return t.NewStream(id, BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) }))
 }
@@ -72,12 +85,7 @@ func sentenceStream(t *Topology, id string) *Stream {
 func TestPrintedPlans(t *testing.T) {
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
-			tt := NewTopology(c.name)
-			c.build(tt)
-			if len(tt.errs) > 0 {
-				t.Fatalf("declaring the topology: %v", tt.errs)
-			}
-			got := printPlan(tt.plan())
+			got := printPlan(c.declare(t).plan())
 			path := filepath.Join("testdata", "plans", c.name+".txt")
 			if *updatePlans {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -23,11 +23,7 @@ func snapshotNodes(t *Topology) []string {
 func TestPlanIsPure(t *testing.T) {
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
-			tt := NewTopology(c.name)
-			c.build(tt)
-			if len(tt.errs) > 0 {
-				t.Fatalf("declaring the topology: %v", tt.errs)
-			}
+			tt := c.declare(t)
 			before := snapshotNodes(tt)
 			first := tt.plan()
 			if after := snapshotNodes(tt); !slices.Equal(before, after) {

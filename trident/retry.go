@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/coord"
 )
@@ -72,11 +73,10 @@ func ticks(d, tick time.Duration) int {
 // trying a failed store or spout call again (with the same backoff as
 // batches), and the health of the stream for logging.
 type shellRetry struct {
-	backoff coord.Backoff // in nanoseconds
-	fails   int           // consecutive failed actions
-	until   time.Time     // no action before
-	health  health
-	log     *slog.Logger
+	waits  backoff.Sequence // in nanoseconds; counts consecutive failed actions
+	until  time.Time        // no action before
+	health health
+	log    *slog.Logger
 }
 
 func newShellRetry(cfg Config, seed uint64) shellRetry {
@@ -85,7 +85,7 @@ func newShellRetry(cfg Config, seed uint64) shellRetry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return shellRetry{backoff: coord.NewBackoff(int64(base), int64(limit), seed), log: log}
+	return shellRetry{waits: backoff.Sequence{Backoff: backoff.New(int64(base), int64(limit), seed)}, log: log}
 }
 
 // newCoordinator makes the master's batch coordinator from the persisted
@@ -157,8 +157,7 @@ func (m *master) waiting() bool { return m.clock.Now().Before(m.retry.until) }
 // actionFailed notes that a store or spout call of the master failed
 // retryably: the action is tried again after a backoff.
 func (m *master) actionFailed(err error) {
-	m.retry.fails++
-	m.retry.until = m.clock.Now().Add(time.Duration(m.retry.backoff.Delay(m.retry.fails)))
+	m.retry.until = m.clock.Now().Add(time.Duration(m.retry.waits.Next()))
 	m.noteFailure(err, true)
 }
 

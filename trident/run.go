@@ -247,7 +247,7 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 			d.InputStream(up.name, streamCoord, topology.Direct())
 		}
 		for _, n := range g.nodes {
-			if stream, ok := p.streamOf[n]; ok {
+			if stream := p.fanouts[n.id].stream; stream != "" {
 				d.OutputStream(stream, append(Fields{fieldBatch}, n.sch.fields...)...)
 			}
 		}

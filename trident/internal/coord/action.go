@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -87,23 +88,22 @@ func (s State) String() string {
 	var b strings.Builder
 	b.WriteString("committed=")
 	b.WriteString(s.Committed.String())
-	b.WriteString(" attempts=[")
-	for i, a := range s.Attempts {
+	writeList(&b, " attempts", s.Attempts)
+	if len(s.Failures) > 0 {
+		writeList(&b, " failures", s.Failures)
+	}
+	return b.String()
+}
+
+// writeList writes name=[x1 x2 ...].
+func writeList[T fmt.Stringer](b *strings.Builder, name string, xs []T) {
+	b.WriteString(name)
+	b.WriteString("=[")
+	for i, x := range xs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(a.String())
+		b.WriteString(x.String())
 	}
 	b.WriteByte(']')
-	if len(s.Failures) > 0 {
-		b.WriteString(" failures=[")
-		for i, f := range s.Failures {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(f.String())
-		}
-		b.WriteByte(']')
-	}
-	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 )
 
@@ -40,9 +41,8 @@ type Coordinator struct {
 	paused   bool  // the spouts are not ready
 	err      error // non-nil once halted
 
-	backoff Backoff
-	streak  int   // failures since the last commit
-	retryAt int64 // no emission before this tick
+	retries backoff.Sequence // counts the failures since the last commit
+	retryAt int64            // no emission before this tick
 
 	dirty   bool     // the durable state changed since the last Persist
 	step    []Action // announcements of the current input
@@ -63,7 +63,7 @@ func New(cfg Config, st State) (*Coordinator, error) {
 	}
 	w := cfg.window()
 	c := &Coordinator{cfg: cfg, committed: st.Committed, slots: make([]slot, w),
-		backoff: NewBackoff(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed)}
+		retries: backoff.Sequence{Backoff: backoff.New(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed)}}
 	last := st.Committed + state.TxID(w)
 	for _, f := range st.Failures {
 		switch {
@@ -145,7 +145,7 @@ func (c *Coordinator) Ack(a Attempt, p Status) {
 			s.failures = int(n)
 			delete(c.extraFail, next)
 		}
-		c.streak = 0
+		c.retries.Reset()
 		c.dirty = true
 		c.step = append(c.step, Action{Kind: Success, Attempt: a})
 	}
@@ -175,8 +175,7 @@ func (c *Coordinator) fail(a Attempt, s *slot, reason error) {
 	if !failure.IsUnavailable(reason) && c.count(a, s, reason) {
 		return
 	}
-	c.streak++
-	if d := c.backoff.Delay(c.streak); d > 0 {
+	if d := c.retries.Next(); d > 0 {
 		c.retryAt = c.now + d
 	}
 	end := c.committed + state.TxID(c.active)

@@ -55,7 +55,7 @@
 //
 // After a failure the re-run waits Config.RetryBackoff ticks, doubled for
 // every further failure since the last commit up to Config.MaxRetryBackoff
-// and jittered from the seeded Config.Seed (see Backoff); batches already
+// and jittered from the seeded Config.Seed (internal/backoff); batches already
 // in flight still commit meanwhile. With Config.MaxAttempts, a txid whose
 // failures reach the limit halts the coordinator with an
 // *AttemptLimitError. A failure whose reason is an outage

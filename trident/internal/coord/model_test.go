@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 	"pgregory.net/rapid"
 )
@@ -26,7 +27,7 @@ type model struct {
 	active   map[state.TxID]*mtx
 	attempts map[state.TxID]uint32 // Storm's attemptIds
 	failures map[state.TxID]int
-	backoff  Backoff
+	backoff  backoff.Backoff
 	streak   int
 	retryAt  int64
 	now      int64
@@ -51,7 +52,7 @@ func newModel(cfg Config, st State) *model {
 		active:   map[state.TxID]*mtx{},
 		attempts: map[state.TxID]uint32{},
 		failures: map[state.TxID]int{},
-		backoff:  NewBackoff(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed),
+		backoff:  backoff.New(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed),
 	}
 	for _, f := range st.Failures {
 		if f.TxID > st.Committed {
