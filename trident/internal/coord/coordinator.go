@@ -30,10 +30,9 @@ type slot struct {
 type Coordinator struct {
 	cfg       Config
 	committed state.TxID
-	slots     []slot                // slots[t % len(slots)] records txid t of the window
-	active    int                   // active txids: committed+1 .. committed+active
-	extra     map[state.TxID]uint32 // recovered attempts beyond the window
-	extraFail map[state.TxID]uint32 // recovered failure counts beyond the window
+	slots     []slot              // slots[t % len(slots)] records txid t of the window
+	active    int                 // active txids: committed+1 .. committed+active
+	beyond    map[state.TxID]slot // recovered attempts and failure counts beyond the window
 
 	now      int64 // ticks seen
 	lastEmit int64 // tick of the last emission
@@ -64,38 +63,35 @@ func New(cfg Config, st State) (*Coordinator, error) {
 	w := cfg.window()
 	c := &Coordinator{cfg: cfg, committed: st.Committed, slots: make([]slot, w),
 		retries: backoff.Sequence{Backoff: backoff.New(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed)}}
-	last := st.Committed + state.TxID(w)
 	for _, f := range st.Failures {
-		switch {
-		case f.TxID <= st.Committed:
-		case f.TxID <= last:
-			s := c.slot(f.TxID)
-			s.failures = max(s.failures, int(f.N))
-		default:
-			if c.extraFail == nil {
-				c.extraFail = make(map[state.TxID]uint32)
-			}
-			c.extraFail[f.TxID] = max(c.extraFail[f.TxID], f.N)
-		}
+		c.restore(f.TxID, func(s *slot) { s.failures = max(s.failures, int(f.N)) })
 	}
 	for _, a := range st.Attempts {
-		switch {
-		case a.TxID <= st.Committed:
-			// Committed already; nothing will run it again.
-		case a.TxID <= last:
-			if s := c.slot(a.TxID); !s.used || a.N > s.attempt {
+		c.restore(a.TxID, func(s *slot) {
+			if !s.used || a.N > s.attempt {
 				s.used, s.attempt = true, a.N
 			}
-		default:
-			if c.extra == nil {
-				c.extra = make(map[state.TxID]uint32)
-			}
-			if n, ok := c.extra[a.TxID]; !ok || a.N > n {
-				c.extra[a.TxID] = a.N
-			}
-		}
+		})
 	}
 	return c, nil
+}
+
+// restore applies f to the record of recovered txid t: a slot of the
+// window, or a record kept until the window reaches t. A committed t is
+// ignored: nothing will run it again.
+func (c *Coordinator) restore(t state.TxID, f func(*slot)) {
+	switch {
+	case t <= c.committed:
+	case t <= c.committed+state.TxID(len(c.slots)):
+		f(c.slot(t))
+	default:
+		if c.beyond == nil {
+			c.beyond = make(map[state.TxID]slot)
+		}
+		s := c.beyond[t]
+		f(&s)
+		c.beyond[t] = s
+	}
 }
 
 func (c *Coordinator) slot(t state.TxID) *slot {
@@ -137,13 +133,9 @@ func (c *Coordinator) Ack(a Attempt, p Status) {
 		c.active--
 		*s = slot{} // now records txid committed+len(slots)
 		next := c.committed + state.TxID(len(c.slots))
-		if n, ok := c.extra[next]; ok {
-			s.used, s.attempt = true, n
-			delete(c.extra, next)
-		}
-		if n, ok := c.extraFail[next]; ok {
-			s.failures = int(n)
-			delete(c.extraFail, next)
+		if r, ok := c.beyond[next]; ok {
+			*s = r
+			delete(c.beyond, next)
 		}
 		c.retries.Reset()
 		c.dirty = true
@@ -324,8 +316,10 @@ func (c *Coordinator) failures() []Failures {
 		}
 	}
 	k := len(fs)
-	for t, n := range c.extraFail {
-		fs = append(fs, Failures{TxID: t, N: n})
+	for t, s := range c.beyond {
+		if s.failures > 0 {
+			fs = append(fs, Failures{TxID: t, N: uint32(s.failures)})
+		}
 	}
 	slices.SortFunc(fs[k:], func(a, b Failures) int { return cmp.Compare(a.TxID, b.TxID) })
 	return fs
@@ -382,22 +376,27 @@ func (c *Coordinator) State() State {
 		}
 	}
 	st.Failures = c.failures()
-	if n+len(c.extra) == 0 {
+	for _, r := range c.beyond {
+		if r.used {
+			n++
+		}
+	}
+	if n == 0 {
 		return st
 	}
-	st.Attempts = make([]Attempt, 0, n+len(c.extra))
+	st.Attempts = make([]Attempt, 0, n)
 	for i := 1; i <= len(c.slots); i++ {
 		t := c.committed + state.TxID(i)
 		if s := c.slot(t); s.used {
 			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: s.attempt})
 		}
 	}
-	if len(c.extra) > 0 {
-		k := len(st.Attempts)
-		for t, a := range c.extra {
-			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: a})
+	k := len(st.Attempts)
+	for t, r := range c.beyond {
+		if r.used {
+			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: r.attempt})
 		}
-		slices.SortFunc(st.Attempts[k:], func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
 	}
+	slices.SortFunc(st.Attempts[k:], func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
 	return st
 }
