@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/sim"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/nontransactional"
 	"github.com/squallstream/squall/state/opaque"
@@ -73,6 +74,12 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	}
 }
 
+// record names a record of the test source.
+type record struct {
+	partition spout.Partition
+	offset    int64
+}
+
 var faultWords = []string{"ant", "bee", "cat", "dog", "eel", "fox"}
 
 // growingReplays makes every replay of an opaque batch read more records
@@ -116,15 +123,14 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	} else {
 		src.SetMaxBatch(3)
 	}
-	var mu sync.Mutex
-	faultRng := rand.New(rand.NewPCG(seed, 2))
-	chance := func(p float64) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return faultRng.Float64() < p
-	}
-	src.SetFault(func(spouttest.Call) error {
-		if chance(0.05) {
+	// Every fault is decided by the seed and the identity of the call (what
+	// it does, and how many times that same call was made before), never by
+	// the order in which goroutines reach it: a failing seed fails again.
+	faults := sim.NewPlan(seed)
+	var calls sim.Calls
+	src.SetFault(func(c spouttest.Call) error {
+		id := fmt.Sprint(c.Op, c.Attempt.TxID, c.Attempt.N, c.Partition)
+		if faults.Chance(0.05, "source", uint64(c.Attempt.TxID), uint64(c.Attempt.N), sim.String(string(c.Partition)), calls.Next(id)) {
 			return failure.Retryable(errFlaky)
 		}
 		return nil
@@ -144,11 +150,14 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	}
 	faulty := func(name string) StateFactory[int64] {
 		return func(_ context.Context, p, _ int) (state.MapState[int64], error) {
-			return wrap(statetest.NewFaultMap[[]byte](memory(name, p), func(op statetest.Op, _ int, keys []state.Key) statetest.Fault {
+			// A map opened anew (after a crash) numbers its calls from 1
+			// again, as it does in every run.
+			site := fmt.Sprint(name, p, calls.Next(fmt.Sprint("open", name, p)))
+			return wrap(statetest.NewFaultMap[[]byte](memory(name, p), func(op statetest.Op, n int, keys []state.Key) statetest.Fault {
 				switch {
-				case op == statetest.OpGet && chance(0.03):
+				case op == statetest.OpGet && faults.Chance(0.03, site, uint64(op), uint64(n)):
 					return statetest.Retryable(0)
-				case op == statetest.OpPut && chance(0.1):
+				case op == statetest.OpPut && faults.Chance(0.1, site, uint64(op), uint64(n)):
 					return statetest.Retryable(len(keys) / 2) // part of the keys are written
 				}
 				return statetest.Fault{}
@@ -165,25 +174,27 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 		}
 	}
 
-	var crashed atomic.Bool
-	crashAt := int64(20 + rng.IntN(60))
+	// The crash and the slow call happen at the first sight of a record
+	// drawn by the seed (or, for a crash in the commit, at the n-th new
+	// value: commits run one at a time, so that is one batch in every run).
+	var crashed, slowed atomic.Bool
+	var committed atomic.Int64
 	crashInCommit := rng.IntN(2) == 0
-	var seen, committed atomic.Int64
-	var slowed atomic.Bool
-	slowAt := int64(10 + rng.IntN(100))
+	crashAt := record{spout.Partition(fmt.Sprint("p", rng.IntN(3))), int64(rng.IntN(40))}
+	slowAt := record{spout.Partition(fmt.Sprint("p", rng.IntN(3))), int64(rng.IntN(40))}
 	tt := NewTopology("faulty")
 	s := tt.NewStream("words", newSource(src))
 	// The operations run after a shuffle, in their own tasks (a slow
 	// operation inside the source's emit would hold up the test source).
-	g := s.Shuffle().Parallelism(2).Each(Fields{"word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
-		n := seen.Add(1)
-		if n >= slowAt && slowed.CompareAndSwap(false, true) {
+	g := s.Shuffle().Parallelism(2).Each(Fields{"partition", "offset", "word"}, FunctionFunc(func(_ context.Context, tu Tuple, out Collector) error {
+		rec := record{spout.Partition(tu.String("partition")), tu.Get("offset").(int64)}
+		if rec == slowAt && slowed.CompareAndSwap(false, true) {
 			time.Sleep(11 * time.Second) // over twice the message timeout: the batch times out
 		}
-		if !crashInCommit && n >= crashAt && crashed.CompareAndSwap(false, true) {
+		if !crashInCommit && rec == crashAt && crashed.CompareAndSwap(false, true) {
 			panic("injected crash")
 		}
-		if chance(0.03) {
+		if faults.Chance(0.03, "each", sim.String(string(rec.partition)), uint64(rec.offset), calls.Next(fmt.Sprint("each", rec))) {
 			return failure.Retryable(errFlaky)
 		}
 		out.Emit(tu.String("word"))
@@ -191,13 +202,14 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 	}), "w").Project("w", "offset").GroupBy("w").Parallelism(2)
 	st := PersistentAggregate(g, faulty("counts"), Fields{"w"}, count{}, "count")
 	PersistentAggregate(g, faulty("sums"), Fields{"offset"}, sumOffsets{}, "sum")
-	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(context.Context, Tuple, Collector) error {
+	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(_ context.Context, tu Tuple, _ Collector) error {
 		// Replays of the opaque flavour read more and more, so a run may
 		// commit only a few batches: crash at one of the first new values.
-		if crashInCommit && committed.Add(1) >= crashAt%3+1 && crashed.CompareAndSwap(false, true) {
+		if crashInCommit && committed.Add(1) >= crashAt.offset%3+1 && crashed.CompareAndSwap(false, true) {
 			panic("injected crash after the state write")
 		}
-		if chance(0.02) {
+		w := tu.String("w")
+		if faults.Chance(0.02, "new value", sim.String(w), calls.Next("new value "+w)) {
 			return failure.Retryable(errFlaky) // fails the commit after the state write
 		}
 		return nil

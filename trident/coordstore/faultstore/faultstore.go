@@ -2,8 +2,8 @@
 // randomized and crash tests of the code above it, in the manner of
 // pebble's errorfs.
 //
-// An Injector sees every call (its method, whether it writes, its sequence
-// number) and chooses a Fault: fail before the call reaches the store, or
+// An Injector sees every call (its method, what it is about, whether it
+// writes, its sequence number) and chooses a Fault: fail before the call reaches the store, or
 // let the call happen and fail afterwards, the case where a write took
 // effect but its caller cannot know.
 package faultstore
@@ -11,11 +11,12 @@ package faultstore
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/sim"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 )
@@ -33,6 +34,15 @@ type Op struct {
 	Write  bool   // Acquire, SwapCoordinator, PutMeta, RemoveMeta, CleanupMetaBefore
 	Seq    int    // 1 for the first call through the wrapper, and so on
 	Writes int    // for a write: 1 for the first write, and so on
+
+	// Subject is what the call is about: the owner (Acquire, Generation),
+	// the stream (coordinator calls), or the stream, partition and txid
+	// (metadata calls).
+	Subject string
+	// Repeat counts the earlier calls of the same method on the same
+	// subject. Unlike Seq, it does not depend on the order in which
+	// concurrent callers reach the wrapper.
+	Repeat int
 }
 
 // Fault is an Injector's decision for one call.
@@ -78,18 +88,18 @@ func FailAfterWrite(n int) Injector {
 }
 
 // Random fails each call with probability p, before or (for writes, half
-// of the time) after it reaches the store. The same seed gives the same
-// faults for the same sequence of calls.
+// of the time) after it reaches the store. The decision depends on the seed
+// and on the call's method, subject and repeat count only, so the same seed
+// gives the same faults to the same calls in whatever order concurrent
+// callers make them.
 func Random(seed uint64, p float64) Injector {
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	plan := sim.NewPlan(seed)
 	return InjectorFunc(func(op Op) Fault {
-		mu.Lock()
-		defer mu.Unlock()
-		if rng.Float64() >= p {
+		id := []uint64{sim.String(op.Subject), uint64(op.Repeat)}
+		if !plan.Chance(p, op.Method, id...) {
 			return Fault{}
 		}
-		return Fault{Err: injected, After: op.Write && rng.IntN(2) == 0}
+		return Fault{Err: injected, After: op.Write && plan.IntN(2, op.Method+" after", id...) == 0}
 	})
 }
 
@@ -99,6 +109,9 @@ type Store struct {
 	inj    Injector
 	seq    atomic.Int64
 	writes atomic.Int64
+
+	mu      sync.Mutex
+	repeats map[string]int // by method and subject
 }
 
 var _ coordstore.Store = (*Store)(nil)
@@ -109,17 +122,29 @@ func Wrap(s coordstore.Store, inj Injector) *Store { return &Store{inner: s, inj
 // Calls returns the number of calls so far.
 func (s *Store) Calls() int { return int(s.seq.Load()) }
 
-func (s *Store) fault(method string, write bool) Fault {
-	op := Op{Method: method, Write: write, Seq: int(s.seq.Add(1))}
+func (s *Store) fault(method, subject string, write bool) Fault {
+	op := Op{Method: method, Write: write, Seq: int(s.seq.Add(1)), Subject: subject}
 	if write {
 		op.Writes = int(s.writes.Add(1))
 	}
+	s.mu.Lock()
+	if s.repeats == nil {
+		s.repeats = map[string]int{}
+	}
+	op.Repeat = s.repeats[method+"\x00"+subject]
+	s.repeats[method+"\x00"+subject]++
+	s.mu.Unlock()
 	return s.inj.Inject(op)
 }
 
-// call runs fn under the fault chosen for method.
-func call(s *Store, method string, write bool, fn func() error) error {
-	f := s.fault(method, write)
+// metaSubject is the subject of a metadata call.
+func metaSubject(k coordstore.Key, txid state.TxID) string {
+	return fmt.Sprintf("%s/%s/%s@%d", k.Owner, k.Stream, k.Partition, txid)
+}
+
+// call runs fn under the fault chosen for method on subject.
+func call(s *Store, method, subject string, write bool, fn func() error) error {
+	f := s.fault(method, subject, write)
 	if f.Err != nil && !f.After {
 		return f.Err
 	}
@@ -131,7 +156,7 @@ func call(s *Store, method string, write bool, fn func() error) error {
 
 // Acquire implements coordstore.Store.
 func (s *Store) Acquire(ctx context.Context, owner string) (g coordstore.Generation, err error) {
-	err = call(s, "Acquire", true, func() error {
+	err = call(s, "Acquire", owner, true, func() error {
 		g, err = s.inner.Acquire(ctx, owner)
 		return err
 	})
@@ -143,7 +168,7 @@ func (s *Store) Acquire(ctx context.Context, owner string) (g coordstore.Generat
 
 // Generation implements coordstore.Store.
 func (s *Store) Generation(ctx context.Context, owner string) (g coordstore.Generation, err error) {
-	err = call(s, "Generation", false, func() error {
+	err = call(s, "Generation", owner, false, func() error {
 		g, err = s.inner.Generation(ctx, owner)
 		return err
 	})
@@ -155,7 +180,7 @@ func (s *Store) Generation(ctx context.Context, owner string) (g coordstore.Gene
 
 // LoadCoordinator implements coordstore.Store.
 func (s *Store) LoadCoordinator(ctx context.Context, stream string) (r coordstore.Record, v coordstore.Version, err error) {
-	err = call(s, "LoadCoordinator", false, func() error {
+	err = call(s, "LoadCoordinator", stream, false, func() error {
 		r, v, err = s.inner.LoadCoordinator(ctx, stream)
 		return err
 	})
@@ -167,7 +192,7 @@ func (s *Store) LoadCoordinator(ctx context.Context, stream string) (r coordstor
 
 // SwapCoordinator implements coordstore.Store.
 func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coordstore.Version, rec coordstore.Record) (v coordstore.Version, err error) {
-	err = call(s, "SwapCoordinator", true, func() error {
+	err = call(s, "SwapCoordinator", fmt.Sprintf("%s@%d", f.Owner, old), true, func() error {
 		v, err = s.inner.SwapCoordinator(ctx, f, old, rec)
 		return err
 	})
@@ -179,7 +204,7 @@ func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coo
 
 // GetMeta implements coordstore.Store.
 func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (v []byte, ok bool, err error) {
-	err = call(s, "GetMeta", false, func() error {
+	err = call(s, "GetMeta", metaSubject(k, txid), false, func() error {
 		v, ok, err = s.inner.GetMeta(ctx, k, txid)
 		return err
 	})
@@ -191,7 +216,7 @@ func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) 
 
 // PrevMeta implements coordstore.Store.
 func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (e coordstore.Entry, ok bool, err error) {
-	err = call(s, "PrevMeta", false, func() error {
+	err = call(s, "PrevMeta", metaSubject(k, txid), false, func() error {
 		e, ok, err = s.inner.PrevMeta(ctx, k, txid)
 		return err
 	})
@@ -203,17 +228,17 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 
 // PutMeta implements coordstore.Store.
 func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
-	return call(s, "PutMeta", true, func() error { return s.inner.PutMeta(ctx, gen, k, txid, value) })
+	return call(s, "PutMeta", metaSubject(k, txid), true, func() error { return s.inner.PutMeta(ctx, gen, k, txid, value) })
 }
 
 // RemoveMeta implements coordstore.Store.
 func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
-	return call(s, "RemoveMeta", true, func() error { return s.inner.RemoveMeta(ctx, gen, k, txid) })
+	return call(s, "RemoveMeta", metaSubject(k, txid), true, func() error { return s.inner.RemoveMeta(ctx, gen, k, txid) })
 }
 
 // CleanupMetaBefore implements coordstore.Store.
 func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
-	return call(s, "CleanupMetaBefore", true, func() error { return s.inner.CleanupMetaBefore(ctx, gen, k, txid) })
+	return call(s, "CleanupMetaBefore", metaSubject(k, txid), true, func() error { return s.inner.CleanupMetaBefore(ctx, gen, k, txid) })
 }
 
 // Close closes the wrapped store; it is never faulted.
