@@ -273,6 +273,7 @@ func (m *master) announce(a Attempt) {
 			m.check(m.coord.Fail(a, coord.Processing, err))
 			return
 		}
+		b.Committed = m.coord.Committed()
 		ann.batches = append(ann.batches, b)
 	}
 	m.started[a] = m.clock.Now()

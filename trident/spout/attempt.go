@@ -2,6 +2,7 @@ package spout
 
 import (
 	"fmt"
+	"github.com/squallstream/squall/state"
 	"slices"
 	"strings"
 
@@ -57,6 +58,14 @@ type Batch struct {
 	// by Begin); an opaque batch is frozen once an attempt at its txid has
 	// entered the commit phase.
 	Frozen bool
+
+	// Committed is the last txid that had committed when the batch was
+	// announced: the runtime sets it from the batch coordinator. An
+	// executor takes its view of what committed from it rather than from
+	// the first batch it sees, so an executor that starts while batches
+	// are in flight, or that never got the announcement of an earlier
+	// batch, does not take those batches for committed.
+	Committed state.TxID
 }
 
 // Assign returns the partitions of all (sorted and distinct) that task

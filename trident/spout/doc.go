@@ -48,10 +48,10 @@
 //
 // Each task calls its executor from one goroutine, in txid order, and
 // calls EmitBatch for every batch the coordinator begins (a re-emitted
-// txid discards the later batches, which are begun again). A stream's
-// executors are started together at the batch after the last committed
-// txid: a new executor takes every txid before its first batch as
-// committed. Attempt numbers come from the batch coordinator: a txid
+// txid discards the later batches, which are begun again). The runtime
+// stamps each Batch with the last committed txid (Batch.Committed), from
+// which an executor knows what committed, even when it starts while
+// batches are in flight or an announcement was lost. Attempt numbers come from the batch coordinator: a txid
 // emitted again has a higher number, and BeginCommit must name the attempt
 // that was last emitted.
 //

@@ -38,6 +38,9 @@ type rig struct {
 	coord    *spout.Coordinator
 	execs    []spout.Executor
 	emitters []*spouttest.Emitter
+	// committed is the last txid whose success the rig announced; it
+	// stamps it on every batch, as the runtime does.
+	committed state.TxID
 }
 
 func newRig(t tb, kind spout.Kind, store coordstore.Store, src *spouttest.Source, tasks int) *rig {
@@ -100,6 +103,7 @@ func (r *rig) tryEmit(a spout.Attempt) ([]rec, spout.Batch, error) {
 	if err != nil {
 		return nil, b, err
 	}
+	b.Committed = r.committed
 	var out []rec
 	for _, x := range r.execs {
 		var c spouttest.Collector
@@ -145,6 +149,7 @@ func (r *rig) trySuccess(txid state.TxID) error {
 	if err := r.coord.Success(ctx, txid); err != nil {
 		return err
 	}
+	r.committed = max(r.committed, txid)
 	for _, x := range r.execs {
 		if err := x.Success(ctx, txid); err != nil {
 			return err

@@ -23,7 +23,6 @@ import (
 // flight.
 type tracker[M any] struct {
 	task, numTasks int
-	started        bool
 	committed      state.TxID // every txid up to this one committed
 	live           map[state.TxID]*record[M]
 	owned          []Partition // the partitions last given to the Refresher
@@ -54,16 +53,22 @@ func newTracker[M any](task, numTasks int) tracker[M] {
 // a live one discards that batch and every later one: the batch
 // coordinator re-emits them all.
 //
-// The first batch an executor sees sets its view of what committed: every
-// txid before it. The runtime keeps this true by starting a stream's
-// executors together, at the batch after the last committed one.
+// What committed the executor learns from successes and from the batches
+// themselves (Batch.Committed), never by taking the first batch it sees
+// for the one after the last commit: an executor may start while batches
+// are in flight, and the announcement of an earlier batch may be lost.
 func (t *tracker[M]) begin(b Batch) (*record[M], error) {
 	txid := b.Attempt.TxID
 	if err := checkSorted(b.Partitions); err != nil {
 		return nil, err
 	}
-	if !t.started {
-		t.started, t.committed = true, txid-1
+	if b.Committed > t.committed {
+		t.committed = b.Committed
+		for k := range t.live {
+			if k <= t.committed {
+				delete(t.live, k)
+			}
+		}
 	}
 	if txid <= t.committed {
 		return nil, fmt.Errorf("%w: txid %d, committed up to %d", ErrStale, txid, t.committed)
@@ -140,9 +145,6 @@ func (t *tracker[M]) record(a Attempt) (*record[M], bool) {
 // it, and returns its record if it was live.
 func (t *tracker[M]) success(txid state.TxID) *record[M] {
 	r := t.live[txid]
-	if !t.started {
-		t.started = true
-	}
 	if txid > t.committed {
 		t.committed = txid
 	}
