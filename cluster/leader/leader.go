@@ -33,6 +33,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/internal/notify"
 )
@@ -195,18 +196,18 @@ func (c *Candidate) Run(ctx context.Context) error {
 		c.mu.Unlock()
 	}()
 
-	failures := 0
+	retry := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(5*time.Second))}
 	for ctx.Err() == nil {
 		if !c.waitReady(ctx) {
 			break
 		}
 		if err := c.term(ctx); err != nil && ctx.Err() == nil {
-			failures++
-			c.log.Warn("leader: campaign failed; retrying", "err", err, "failures", failures)
-			c.sleep(ctx, min(time.Duration(failures)*100*time.Millisecond, 5*time.Second))
+			d := time.Duration(retry.Next())
+			c.log.Warn("leader: campaign failed; retrying", "err", err, "failures", retry.Failures(), "in", d)
+			c.sleep(ctx, d)
 			continue
 		}
-		failures = 0
+		retry.Reset()
 	}
 	return ctx.Err()
 }
