@@ -17,7 +17,7 @@ demo:
 	$(GO) run ./cmd/squall-demo
 
 ## test: lint, then every test (unit and integration) with the race detector,
-##       against real Kafka and Cassandra; services this run started are
+##       against real Kafka, Cassandra and a 3-member etcd cluster; services this run started are
 ##       stopped again afterwards, also on failure (scripts/with-services.sh).
 ##       Two steps run side by side, each printing its results when done:
 ##       the packages without integration tests (in parallel), and the
@@ -72,8 +72,9 @@ go-test-unit-pkgs:
 go-test-integration-pkgs:
 	$(if $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)),$(GO_TEST_INTEGRATION) $(filter $(INTEGRATION_IMPORTS),$(ALL_IMPORTS)))
 
-## services-up / services-down / services-status / services-env: real Kafka
-##       and Cassandra on 127.0.0.1 (scripts/services.sh; see docs/testing.md).
+## services-up / services-down / services-status / services-env: real Kafka,
+##       Cassandra and etcd (3 members) on 127.0.0.1 (scripts/services.sh;
+##       see docs/testing.md).
 services-up:
 	@scripts/services.sh up >/dev/null
 services-down:

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# services.sh: the real Apache Kafka and Apache Cassandra that squall's
-# integration tests run against, on 127.0.0.1, without Docker.
+# services.sh: the real Apache Kafka, Apache Cassandra and etcd (a cluster of
+# three members) that squall's integration tests run against, on 127.0.0.1,
+# without Docker.
 #
-#   scripts/services.sh up       resolve jars (first run only), start both, wait until ready
-#   scripts/services.sh down     stop both (by recorded pid) and wait for them to exit
-#   scripts/services.sh status   say what runs; exit 0 only if both run
-#   scripts/services.sh env      print SQUALL_KAFKA_BROKERS=... and SQUALL_CASSANDRA_HOSTS=...
-#                                (and the SASL_SSL listener's variables)
-#   up, down, status and env take an optional service name (kafka or
-#   cassandra) to act on that one only.
+#   scripts/services.sh up       resolve jars (first run only), start all, wait until ready
+#   scripts/services.sh down     stop all (by recorded pid) and wait for them to exit
+#   scripts/services.sh status   say what runs; exit 0 only if all run
+#   scripts/services.sh env      print SQUALL_KAFKA_BROKERS=..., SQUALL_CASSANDRA_HOSTS=...
+#                                and SQUALL_ETCD_ENDPOINTS=... (and the SASL_SSL
+#                                listener's variables)
+#   up, down, status and env take an optional service name (kafka,
+#   cassandra or etcd) to act on that one only.
 #   scripts/services.sh pin-jars [kafka|cassandra]
 #                                resolve the jars and write their sha256 sums
 #                                to scripts/jvm/NAME/jars.sha256
-#   scripts/services.sh stop|start|restart kafka|cassandra
+#   scripts/services.sh stop|start|restart kafka|cassandra|etcd
 #                                stop one service, or start it again on the same
 #                                ports with the same data (fault-injection tests)
+#
+# etcd is three members of one cluster, each a process of cmd/squall-etcd
+# (etcd's server as a Go module, the version in go.mod) that `up` builds
+# with `go build`; "etcd running" means all three run. Members listen on
+# client ports SQUALL_ETCD_PORT, +100, +200 and peer ports one above each.
 #
 # Jars come from Maven Central through `mvn dependency:copy-dependencies` on
 # scripts/jvm/{kafka,cassandra}/pom.xml, into Maven's local repository and a
@@ -34,6 +41,8 @@
 #   SQUALL_KAFKA_SASL_PORT         Kafka SASL_SSL client port   (default 19094)
 #   SQUALL_CASSANDRA_PORT          Cassandra CQL port           (default 19042)
 #   SQUALL_CASSANDRA_STORAGE_PORT  Cassandra internode port     (default 17000)
+#   SQUALL_ETCD_PORT               first etcd member's client port (default 12379;
+#                                  members use it, +100 and +200; peers one above)
 #   SQUALL_KAFKA_HEAP              Kafka maximum heap           (default 512m)
 #   SQUALL_CASSANDRA_HEAP          Cassandra heap               (default 1g)
 #   SQUALL_SERVICES_TIMEOUT        seconds to wait for each service to be ready (default 180)
@@ -46,10 +55,12 @@ KAFKA_CONTROLLER_PORT=${SQUALL_KAFKA_CONTROLLER_PORT:-19093}
 KAFKA_SASL_PORT=${SQUALL_KAFKA_SASL_PORT:-19094}
 CASSANDRA_PORT=${SQUALL_CASSANDRA_PORT:-19042}
 CASSANDRA_STORAGE_PORT=${SQUALL_CASSANDRA_STORAGE_PORT:-17000}
+ETCD_PORT=${SQUALL_ETCD_PORT:-12379}
+ETCD_MEMBERS=(m1 m2 m3)
 KAFKA_HEAP=${SQUALL_KAFKA_HEAP:-512m}
 CASSANDRA_HEAP=${SQUALL_CASSANDRA_HEAP:-1g}
 TIMEOUT=${SQUALL_SERVICES_TIMEOUT:-180}
-SERVICES=(cassandra kafka) # start order: the slow one first
+SERVICES=(cassandra kafka etcd) # start order: the slow one first
 
 # The SASL_SSL listener's test user: the same name and password for PLAIN,
 # SCRAM-SHA-256 and SCRAM-SHA-512. Test credentials only; the TLS key store
@@ -64,15 +75,15 @@ KAFKA_CLUSTER_ID=c3F1YWxsLXRlc3Qta2Fma2E
 
 usage() {
 	cat >&2 <<EOF
-usage: scripts/services.sh up | down | status | env [kafka|cassandra]
-       scripts/services.sh stop | start | restart kafka|cassandra
+usage: scripts/services.sh up | down | status | env [kafka|cassandra|etcd]
+       scripts/services.sh stop | start | restart kafka|cassandra|etcd
        scripts/services.sh pin-jars [kafka|cassandra]
 
-  up       resolve Kafka and Cassandra jars with Maven (first run only), start both
-           on 127.0.0.1 with empty data and wait until they answer; does nothing
-           for a service that already runs
-  down     stop both and wait for them to exit
-  status   say whether each runs; exit 0 if both run, 3 otherwise
+  up       resolve Kafka and Cassandra jars with Maven (first run only), build
+           cmd/squall-etcd, start all on 127.0.0.1 with empty data and wait until
+           they answer; does nothing for a service that already runs
+  down     stop all and wait for them to exit
+  status   say whether each runs; exit 0 if all run, 3 otherwise
   env      print the variables the integration tests read, e.g.
              eval "\$(scripts/services.sh env)"; go test ./...
   stop     stop one service and wait for it to exit (nothing if it is not running)
@@ -83,7 +94,8 @@ usage: scripts/services.sh up | down | status | env [kafka|cassandra]
   pin-jars resolve the jars and write their sha256 sums to
            scripts/jvm/NAME/jars.sha256 (after changing a pom.xml)
 
-  up, down, status and env act on both services, or on the one named.
+  up, down, status and env act on every service, or on the one named.
+  etcd is a cluster of three member processes, acted on together.
 EOF
 }
 
@@ -113,6 +125,37 @@ pid_of() {
 	if alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/"; then
 		echo "$pid"
 	fi
+}
+
+# members NAME...: the processes of each service, as names under $DIR: the
+# service itself, or etcd/m1 etcd/m2 etcd/m3 for etcd's members.
+members() {
+	local name m
+	for name in "$@"; do
+		if [[ $name == etcd ]]; then
+			for m in "${ETCD_MEMBERS[@]}"; do echo "etcd/$m"; done
+		else
+			echo "$name"
+		fi
+	done
+}
+
+# running NAME: every process of the service runs.
+running() {
+	local m
+	for m in $(members "$1"); do
+		[[ -n $(pid_of "$m") ]] || return 1
+	done
+}
+
+# pids_of NAME: the pids of the service's running processes, space-separated.
+pids_of() {
+	local m pid out=()
+	for m in $(members "$1"); do
+		pid=$(pid_of "$m")
+		[[ -z $pid ]] || out+=("$pid")
+	done
+	echo "${out[*]}"
 }
 
 # port_in_use PORT: something accepts connections on 127.0.0.1:PORT.
@@ -281,6 +324,7 @@ verify_jars() {
 cmd_pin_jars() {
 	local name list
 	for name in "${SERVICES[@]}"; do
+		[[ $name != etcd ]] || continue
 		resolve "$name"
 		list=$ROOT/scripts/jvm/$name/jars.sha256
 		{
@@ -292,8 +336,9 @@ cmd_pin_jars() {
 	done
 }
 
-# probe KIND ADDR: one readiness check (a Kafka metadata request, or a CQL
-# query on system.local) by the small Go program in internal/testenv/probe.
+# probe KIND ADDR: one readiness check (a Kafka metadata request, a CQL
+# query on system.local, or a linearizable etcd read) by the small Go
+# program in internal/testenv/probe.
 probe() {
 	"$DIR/bin/probe" -timeout 5s "$1" "$2" >>"$DIR/$1/probe.log" 2>&1
 }
@@ -304,7 +349,35 @@ build_probe() {
 		{ tail -n 20 "$DIR/logs/probe-build.log" >&2; die "could not build the readiness probe (go build ./internal/testenv/probe failed; log above)"; }
 }
 
+# build_etcd: the etcd member program (cmd/squall-etcd), built from this
+# checkout with the etcd version pinned in go.mod.
+build_etcd() {
+	command -v go >/dev/null || die "Go is not installed; it builds the etcd members (cmd/squall-etcd)"
+	(cd "$ROOT" && go build -o "$DIR/bin/squall-etcd" ./cmd/squall-etcd) >"$DIR/logs/etcd-build.log" 2>&1 ||
+		{ tail -n 20 "$DIR/logs/etcd-build.log" >&2; abort_up "could not build the etcd member program (go build ./cmd/squall-etcd failed; log above)"; }
+}
+
+# etcd_client_port I / etcd_peer_port I: the ports of member I (0, 1, 2).
+etcd_client_port() { echo $((ETCD_PORT + 100 * $1)); }
+etcd_peer_port() { echo $((ETCD_PORT + 100 * $1 + 1)); }
+
 # ---------------------------------------------------------------- configs
+
+write_etcd_config() {
+	local i cluster=()
+	for i in "${!ETCD_MEMBERS[@]}"; do
+		cluster+=("${ETCD_MEMBERS[i]}=http://127.0.0.1:$(etcd_peer_port "$i")")
+	done
+	{
+		echo "# Written by scripts/services.sh: name client-port peer-port initial-cluster, one member a line."
+		for i in "${!ETCD_MEMBERS[@]}"; do
+			echo "${ETCD_MEMBERS[i]} $(etcd_client_port "$i") $(etcd_peer_port "$i") $(
+				IFS=,
+				echo "${cluster[*]}"
+			)"
+		done
+	} >"$DIR/etcd/conf/members"
+}
 
 write_kafka_config() {
 	local d=$DIR/kafka
@@ -536,10 +609,38 @@ start_cassandra() {
 	echo "$SPAWNED" >"$d/pid"
 }
 
+# start_etcd: start each member that does not run, with the ports `up`
+# wrote to etcd/conf/members; a member with data keeps it (etcd then ignores
+# the initial cluster).
+start_etcd() {
+	local name cport pport cluster d
+	[[ -x $DIR/bin/squall-etcd ]] || build_etcd
+	while read -r name cport pport cluster; do
+		[[ -n $name && $name != \#* ]] || continue
+		d=$DIR/etcd/$name
+		[[ -z $(pid_of "etcd/$name") ]] || continue
+		mkdir -p "$d/data" "$d/logs"
+		spawn "$d/logs/etcd.log" "$DIR/bin/squall-etcd" -name "$name" -data-dir "$d/data" \
+			-client-url "http://127.0.0.1:$cport" -peer-url "http://127.0.0.1:$pport" \
+			-initial-cluster "$cluster" -cluster-token squall-test-etcd -log-level warn
+		echo "$SPAWNED" >"$d/pid"
+	done <"$DIR/etcd/conf/members"
+}
+
+# etcd_addrs: the client addresses of the members, one a line.
+etcd_addrs() {
+	local name cport rest
+	while read -r name cport rest; do
+		[[ -n $name && $name != \#* ]] || continue
+		echo "127.0.0.1:$cport"
+	done <"$DIR/etcd/conf/members"
+}
+
 port_of() { # port_of NAME -> client port
 	case $1 in
 	kafka) echo "$KAFKA_PORT" ;;
 	cassandra) echo "$CASSANDRA_PORT" ;;
+	etcd) etcd_client_port 0 ;;
 	esac
 }
 
@@ -547,13 +648,21 @@ ports_of() { # ports_of NAME -> PORT:VARIABLE for every port the service binds
 	case $1 in
 	kafka) echo "$KAFKA_PORT:SQUALL_KAFKA_PORT $KAFKA_CONTROLLER_PORT:SQUALL_KAFKA_CONTROLLER_PORT $KAFKA_SASL_PORT:SQUALL_KAFKA_SASL_PORT" ;;
 	cassandra) echo "$CASSANDRA_PORT:SQUALL_CASSANDRA_PORT $CASSANDRA_STORAGE_PORT:SQUALL_CASSANDRA_STORAGE_PORT" ;;
+	etcd)
+		local i
+		for i in "${!ETCD_MEMBERS[@]}"; do
+			echo "$(etcd_client_port "$i"):SQUALL_ETCD_PORT $(etcd_peer_port "$i"):SQUALL_ETCD_PORT"
+		done
+		;;
 	esac
 }
 
-log_of() {
+log_of() { # log_of NAME -> its log files, one a line
+	local m
 	case $1 in
 	kafka) echo "$DIR/kafka/logs/server.log" ;;
 	cassandra) echo "$DIR/cassandra/logs/system.log" ;;
+	etcd) for m in "${ETCD_MEMBERS[@]}"; do echo "$DIR/etcd/$m/logs/etcd.log"; done ;;
 	esac
 }
 
@@ -561,7 +670,8 @@ log_of() {
 STARTED=()
 declare -A STARTED_AT=()
 abort_up() {
-	((${#STARTED[@]} == 0)) || stop "${STARTED[@]}" 2>/dev/null
+	# shellcheck disable=SC2046 # members prints plain names
+	((${#STARTED[@]} == 0)) || stop $(members "${STARTED[@]}") 2>/dev/null
 	die "$1"
 }
 
@@ -570,9 +680,10 @@ abort_up() {
 declare -A LOG_FROM=()
 fail_start() {
 	local log
-	log=$(log_of "$1")
-	printf -- '---- last lines of %s\n' "$log" >&2
-	tail -c +$((${LOG_FROM[$1]:-0} + 1)) "$log" 2>/dev/null | tail -n 25 >&2 || true
+	for log in $(log_of "$1"); do
+		printf -- '---- last lines of %s\n' "$log" >&2
+		tail -c +$((${LOG_FROM[$log]:-0} + 1)) "$log" 2>/dev/null | tail -n 25 >&2 || true
+	done
 	printf -- '----\n' >&2
 	abort_up "$2"
 }
@@ -592,30 +703,46 @@ secs_since() {
 # wait_ready NAME...: poll each service's probe until it answers; fail when a
 # process dies or the timeout passes.
 wait_ready() {
-	local pending=("$@") left name addr pid status t0
+	local pending=("$@") left name a addr addrs pid pids m status t0 ok
 	t0=$(now_ms)
 	for name in "${pending[@]}"; do : >"$DIR/$name/probe.log"; done
 	while ((${#pending[@]} > 0)); do
 		left=()
 		for name in "${pending[@]}"; do
-			addr=127.0.0.1:$(recorded_port "$name")
-			pid=$(<"$DIR/$name/pid")
-			if ! alive "$pid"; then
-				status=unknown
-				wait "$pid" 2>/dev/null && status=0 || status=$?
-				fail_start "$name" "$name exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name"))"
+			if [[ $name == etcd ]]; then
+				addrs=$(etcd_addrs)
+			else
+				addrs=127.0.0.1:$(recorded_port "$name")
 			fi
-			if probe "$name" "$addr"; then
+			addr=${addrs//$'\n'/,}
+			pids=()
+			for m in $(members "$name"); do
+				pid=$(<"$DIR/$m/pid")
+				pids+=("$pid")
+				if ! alive "$pid"; then
+					status=unknown
+					wait "$pid" 2>/dev/null && status=0 || status=$?
+					fail_start "$name" "$m exited during start-up (exit status $status); read the log lines above (full log: $(log_of "$name" | paste -sd' ' -))"
+				fi
+			done
+			ok=1
+			for a in $addrs; do
+				probe "$name" "$a" || {
+					ok=0
+					break
+				}
+			done
+			if ((ok)); then
 				if [[ -n ${STARTED_AT[$name]:-} ]]; then
-					say "$name ready on $addr, $(secs_since "${STARTED_AT[$name]}")s after its start (pid $pid)"
+					say "$name ready on $addr, $(secs_since "${STARTED_AT[$name]}")s after its start (pid ${pids[*]})"
 				else
-					say "$name already running and ready on $addr (pid $pid)"
+					say "$name already running and ready on $addr (pid ${pids[*]})"
 				fi
 				continue
 			fi
 			if (($(now_ms) - t0 >= TIMEOUT * 1000)); then
 				tail -n 3 "$DIR/$name/probe.log" >&2 || true
-				fail_start "$name" "$name did not answer on $addr within ${TIMEOUT}s (raise SQUALL_SERVICES_TIMEOUT if the machine is slow; full log: $(log_of "$name"))"
+				fail_start "$name" "$name did not answer on $addr within ${TIMEOUT}s (raise SQUALL_SERVICES_TIMEOUT if the machine is slow; full log: $(log_of "$name" | paste -sd' ' -))"
 			fi
 			left+=("$name")
 		done
@@ -628,10 +755,12 @@ cmd_up() {
 	local name port pid t0=$SECONDS to_start=()
 	trap 'trap - INT TERM; abort_up "interrupted; stopped what this run had started"' INT TERM
 	for name in "${SERVICES[@]}"; do
-		pid=$(pid_of "$name")
-		if [[ -n $pid ]]; then
+		if running "$name"; then
 			continue
 		fi
+		# Some but not all of etcd's members run: stop them, start afresh.
+		# shellcheck disable=SC2046 # members prints plain names
+		[[ -z $(pids_of "$name") ]] || stop $(members "$name")
 		for port in $(ports_of "$name"); do
 			if port_in_use "${port%%:*}"; then
 				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, or set ${port#*:} to a free port"
@@ -641,14 +770,21 @@ cmd_up() {
 	done
 
 	if ((${#to_start[@]} > 0)); then
-		find_java
 		for name in "${to_start[@]}"; do
+			[[ $name != etcd ]] || continue
+			[[ -n ${JAVA:-} ]] || find_java
 			resolve "$name"
 			verify_jars "$name"
 		done
 		for name in "${to_start[@]}"; do
-			rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
-			mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
+			if [[ $name == etcd ]]; then
+				rm -rf "${DIR:?}/etcd"
+				mkdir -p "$DIR/etcd/conf"
+				build_etcd
+			else
+				rm -rf "${DIR:?}/$name/data" "${DIR:?}/$name/tmp" "${DIR:?}/$name/logs"
+				mkdir -p "$DIR/$name/conf" "$DIR/$name/data" "$DIR/$name/tmp" "$DIR/$name/logs"
+			fi
 			"write_${name}_config"
 			[[ $name != kafka ]] || write_kafka_tls
 			STARTED+=("$name")
@@ -656,7 +792,7 @@ cmd_up() {
 			port_of "$name" >"$DIR/$name/port"
 			ports_of "$name" >"$DIR/$name/ports"
 			"start_${name}"
-			say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
+			say "started $name (pid $(pids_of "$name"), log: $(log_of "$name" | paste -sd' ' -))"
 		done
 	fi
 	build_probe # also while the JVMs boot
@@ -666,15 +802,23 @@ cmd_up() {
 }
 
 cmd_down() {
-	stop "${SERVICES[@]}"
+	# shellcheck disable=SC2046 # members prints plain names
+	stop $(members "${SERVICES[@]}")
 }
 
 cmd_status() {
 	local name pid rc=0
 	for name in "${SERVICES[@]}"; do
-		pid=$(pid_of "$name")
-		if [[ -n $pid ]]; then
-			echo "$name: running (pid $pid) on 127.0.0.1:$(recorded_port "$name")"
+		pid=$(pids_of "$name")
+		if running "$name"; then
+			if [[ $name == etcd ]]; then
+				echo "$name: running (pids $pid) on $(etcd_addrs | paste -sd, -)"
+			else
+				echo "$name: running (pid $pid) on 127.0.0.1:$(recorded_port "$name")"
+			fi
+		elif [[ -n $pid ]]; then
+			echo "$name: partly running (pids $pid of ${#ETCD_MEMBERS[@]} members)"
+			rc=3
 		else
 			echo "$name: not running"
 			rc=3
@@ -704,7 +848,7 @@ recorded_sasl_port() {
 cmd_env() {
 	local name sasl_port
 	for name in "${SERVICES[@]}"; do
-		[[ -n $(pid_of "$name") ]] || die "$name is not running: run 'scripts/services.sh up' first"
+		running "$name" || die "$name is not running: run 'scripts/services.sh up' first"
 	done
 	for name in "${SERVICES[@]}"; do
 		case $name in
@@ -721,6 +865,7 @@ cmd_env() {
 			fi
 			;;
 		cassandra) echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)" ;;
+		etcd) echo "SQUALL_ETCD_ENDPOINTS=$(etcd_addrs | paste -sd, -)" ;;
 		esac
 	done
 }
@@ -734,6 +879,11 @@ require_setup() {
 	case $1 in
 	kafka) conf=$DIR/kafka/conf/server.properties ;;
 	cassandra) conf=$DIR/cassandra/conf/cassandra.yaml ;;
+	etcd)
+		[[ -f $DIR/etcd/conf/members && -x $DIR/bin/squall-etcd ]] ||
+			die "etcd is not set up in $DIR yet: run 'scripts/services.sh up' first"
+		return 0
+		;;
 	esac
 	[[ -f $conf && -d $DIR/$1/data && -f $DIR/lib/$1/.pom.sha256 ]] ||
 		die "$1 is not set up in $DIR yet: run 'scripts/services.sh up' first"
@@ -742,20 +892,25 @@ require_setup() {
 cmd_stop() {
 	local name=$1
 	require_setup "$name"
-	if [[ -z $(pid_of "$name") ]]; then
+	if [[ -z $(pids_of "$name") ]]; then
 		say "$name is not running"
 		return 0
 	fi
-	stop "$name" || die "could not stop $name; see the line above"
+	# shellcheck disable=SC2046 # members prints plain names
+	stop $(members "$name") || die "could not stop $name; see the line above"
 }
 
 # cmd_start NAME: start NAME with the configs, ports, jars and data that `up`
 # left in the services directory (nothing is wiped or rewritten).
 cmd_start() {
-	local name=$1 port ports pid
+	local name=$1 port ports log
 	require_setup "$name"
-	pid=$(pid_of "$name")
-	if [[ -z $pid ]]; then
+	if [[ $name == etcd && -n $(pids_of etcd) ]] && ! running etcd; then
+		# Some members run: start the others (their ports are theirs).
+		STARTED_AT[$name]=$(now_ms)
+		start_etcd
+		say "started the stopped etcd members (pids now $(pids_of etcd))"
+	elif [[ -z $(pids_of "$name") ]]; then
 		trap 'trap - INT TERM; abort_up "interrupted; stopped what this run had started"' INT TERM
 		ports=$(cat "$DIR/$name/ports" 2>/dev/null || ports_of "$name")
 		for port in $ports; do
@@ -763,14 +918,19 @@ cmd_start() {
 				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, then run 'scripts/services.sh start $name' again"
 			fi
 		done
-		find_java
-		mkdir -p "$DIR/$name/tmp" "$DIR/$name/logs"
-		LOG_FROM[$name]=$(stat -c %s "$(log_of "$name")" 2>/dev/null || echo 0)
-		printf '\n==== services.sh start %s at %s: same data, same ports\n' "$name" "$(date -u +%FT%TZ)" >>"$(log_of "$name")"
+		if [[ $name != etcd ]]; then
+			find_java
+			mkdir -p "$DIR/$name/tmp" "$DIR/$name/logs"
+		fi
+		for log in $(log_of "$name"); do
+			mkdir -p "$(dirname "$log")"
+			LOG_FROM[$log]=$(stat -c %s "$log" 2>/dev/null || echo 0)
+			printf '\n==== services.sh start %s at %s: same data, same ports\n' "$name" "$(date -u +%FT%TZ)" >>"$log"
+		done
 		STARTED+=("$name")
 		STARTED_AT[$name]=$(now_ms)
 		"start_${name}"
-		say "started $name (pid $(<"$DIR/$name/pid"), log: $(log_of "$name"))"
+		say "started $name (pid $(pids_of "$name"), log: $(log_of "$name" | paste -sd' ' -))"
 	fi
 	[[ -x $DIR/bin/probe ]] || build_probe
 	wait_ready "$name"
@@ -781,11 +941,11 @@ cmd_restart() {
 	cmd_start "$1"
 }
 
-check_service() { # check_service NAME: exit 2 unless NAME is kafka or cassandra
+check_service() { # check_service NAME: exit 2 unless NAME is kafka, cassandra or etcd
 	case $1 in
-	kafka | cassandra) ;;
+	kafka | cassandra | etcd) ;;
 	*)
-		printf 'services: error: unknown service %q: expected kafka or cassandra\n' "$1" >&2
+		printf 'services: error: unknown service %q: expected kafka, cassandra or etcd\n' "$1" >&2
 		exit 2
 		;;
 	esac
@@ -795,18 +955,22 @@ main() {
 	case ${1:-} in
 	up | down | status | env | pin-jars)
 		if (($# > 2)); then
-			printf 'services: error: %s takes at most one service name (kafka or cassandra)\n' "$1" >&2
+			printf 'services: error: %s takes at most one service name (kafka, cassandra or etcd)\n' "$1" >&2
 			exit 2
 		fi
 		if (($# == 2)); then
 			check_service "$2"
+			if [[ $1 == pin-jars && $2 == etcd ]]; then
+				echo "services: error: etcd has no jars to pin" >&2
+				exit 2
+			fi
 			SERVICES=("$2")
 		fi
 		set -- "$1"
 		;;
 	stop | start | restart)
 		if (($# != 2)); then
-			printf 'services: error: %s needs one service name: scripts/services.sh %s kafka|cassandra\n' "$1" "$1" >&2
+			printf 'services: error: %s needs one service name: scripts/services.sh %s kafka|cassandra|etcd\n' "$1" "$1" >&2
 			exit 2
 		fi
 		check_service "$2"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# with-services.sh [--keep] CMD [ARG...]: run CMD with the real Kafka and
-# Cassandra of scripts/services.sh up and SQUALL_KAFKA_BROKERS /
-# SQUALL_CASSANDRA_HOSTS set. Services that were not running before are
+# with-services.sh [--keep] CMD [ARG...]: run CMD with the real Kafka,
+# Cassandra and etcd of scripts/services.sh up and SQUALL_KAFKA_BROKERS /
+# SQUALL_CASSANDRA_HOSTS / SQUALL_ETCD_ENDPOINTS set. Services that were not running before are
 # stopped afterwards, whether CMD passed, failed or was interrupted, unless
 # --keep is given; the exit status is CMD's.
 #
@@ -50,7 +50,7 @@ t0=$SECONDS
 set -a
 eval "$("$SERVICES" env 8>&-)"
 set +a
-echo "with-services: services ready in $((SECONDS - t0))s: SQUALL_KAFKA_BROKERS=$SQUALL_KAFKA_BROKERS SQUALL_CASSANDRA_HOSTS=$SQUALL_CASSANDRA_HOSTS" >&2
+echo "with-services: services ready in $((SECONDS - t0))s: SQUALL_KAFKA_BROKERS=$SQUALL_KAFKA_BROKERS SQUALL_CASSANDRA_HOSTS=$SQUALL_CASSANDRA_HOSTS SQUALL_ETCD_ENDPOINTS=$SQUALL_ETCD_ENDPOINTS" >&2
 
 rc=0
 "$@" 8>&- || rc=$?

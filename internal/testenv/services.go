@@ -33,8 +33,8 @@ func RequireExclusive(t testing.TB) {
 	skipOrFail(t, msg)
 }
 
-// StopService stops "kafka" or "cassandra" (scripts/services.sh stop) and
-// waits for its process to exit. A clean-up of the test starts the service
+// StopService stops "kafka", "cassandra" or "etcd" (all three members)
+// with scripts/services.sh stop and waits for its processes to exit. A clean-up of the test starts the service
 // again, so a failing test never leaves it stopped; register clean-ups that
 // need the service (t.Cleanup, not defer) before calling StopService, so they
 // run after it is back.

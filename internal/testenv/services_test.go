@@ -13,10 +13,11 @@ import (
 func TestServicesScriptErrors(t *testing.T) {
 	t.Setenv("SQUALL_SERVICES_DIR", t.TempDir())
 	for _, tc := range []struct{ verb, name, want string }{
-		{"stop", "zookeeper", "unknown service zookeeper: expected kafka or cassandra"},
+		{"stop", "zookeeper", "unknown service zookeeper: expected kafka, cassandra or etcd"},
 		{"restart", "", "unknown service"},
 		{"start", "kafka", "kafka is not set up in "},
 		{"stop", "cassandra", "run 'scripts/services.sh up' first"},
+		{"start", "etcd", "etcd is not set up in "},
 	} {
 		_, _, err := runServices(tc.verb, tc.name)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,12 +1,13 @@
-// Package testenv connects integration tests to the real Kafka and Cassandra
-// that scripts/services.sh runs on 127.0.0.1.
+// Package testenv connects integration tests to the real Kafka, Cassandra
+// and etcd cluster that scripts/services.sh runs on 127.0.0.1.
 //
-// The script's `env` command prints the two variables this package reads:
+// The script's `env` command prints the variables this package reads:
 //
 //	SQUALL_KAFKA_BROKERS=127.0.0.1:19092
 //	SQUALL_CASSANDRA_HOSTS=127.0.0.1:19042
+//	SQUALL_ETCD_ENDPOINTS=127.0.0.1:12379,127.0.0.1:12479,127.0.0.1:12579
 //
-// Each holds one address or a comma-separated list. `make test` sets both. A
+// Each holds one address or a comma-separated list. `make test` sets them. A
 // test that needs a service asks for it first thing:
 //
 //	brokers := testenv.KafkaBrokers(t)
@@ -41,6 +42,7 @@ import (
 const (
 	KafkaBrokersVar   = "SQUALL_KAFKA_BROKERS"
 	CassandraHostsVar = "SQUALL_CASSANDRA_HOSTS"
+	EtcdEndpointsVar  = "SQUALL_ETCD_ENDPOINTS"
 )
 
 // KafkaBrokers returns the Kafka bootstrap addresses (host:port) from
@@ -60,6 +62,15 @@ func KafkaBrokers(t testing.TB) []string {
 func CassandraHosts(t testing.TB) []string {
 	t.Helper()
 	return require(t, "Cassandra", CassandraHostsVar)
+}
+
+// EtcdEndpoints returns the client addresses (host:port) of the three
+// members of the real etcd cluster from SQUALL_ETCD_ENDPOINTS, ready for
+// clientv3.Config.Endpoints. If the variable is unset or empty it skips the
+// test, or fails it under CI.
+func EtcdEndpoints(t testing.TB) []string {
+	t.Helper()
+	return require(t, "etcd cluster", EtcdEndpointsVar)
 }
 
 func require(t testing.TB, service, name string) []string {

@@ -1,6 +1,7 @@
 // Command probe checks once whether a test service answers real requests:
-// a Kafka metadata request that lists at least one broker, or a CQL query on
-// system.local. scripts/services.sh runs it in a loop while Kafka and
+// a Kafka metadata request that lists at least one broker, a CQL query on
+// system.local, or a linearizable read on an etcd member (which needs its
+// cluster to have a leader). scripts/services.sh runs it in a loop while Kafka and
 // Cassandra start, so "ready" means "a client can use it", not "the port is
 // open".
 //
@@ -8,6 +9,7 @@
 //
 //	probe [-timeout 5s] kafka 127.0.0.1:19092
 //	probe [-timeout 5s] cassandra 127.0.0.1:19042
+//	probe [-timeout 5s] etcd 127.0.0.1:12379
 //
 // It exits 0 when the service answered, 1 when it did not, and 2 on bad
 // arguments.
@@ -27,12 +29,14 @@ import (
 
 	"github.com/gocql/gocql"
 	kafka "github.com/segmentio/kafka-go"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 func main() {
 	timeout := flag.Duration("timeout", 5*time.Second, "give up on one attempt after this long")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: probe [-timeout 5s] kafka|cassandra HOST:PORT")
+		fmt.Fprintln(os.Stderr, "usage: probe [-timeout 5s] kafka|cassandra|etcd HOST:PORT")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -53,6 +57,8 @@ func main() {
 		info, err = probeKafka(ctx, addr)
 	case "cassandra":
 		info, err = probeCassandra(ctx, addr, *timeout)
+	case "etcd":
+		info, err = probeEtcd(ctx, addr, *timeout)
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -114,4 +120,25 @@ func probeCassandra(ctx context.Context, addr string, timeout time.Duration) (in
 		return "", err
 	}
 	return "release " + version, nil
+}
+
+// probeEtcd asks the member for its status and makes one linearizable read
+// through it, which succeeds only once its cluster has elected a leader.
+func probeEtcd(ctx context.Context, addr string, timeout time.Duration) (string, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: timeout, Logger: zap.NewNop()})
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	st, err := cli.Status(ctx, addr)
+	if err != nil {
+		return "", err
+	}
+	if st.Leader == 0 {
+		return "", errors.New("member has no leader yet")
+	}
+	if _, err := cli.Get(ctx, "squall-probe"); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("etcd %s, member %x, leader %x, raft term %d", st.Version, st.Header.MemberId, st.Leader, st.RaftTerm), nil
 }
