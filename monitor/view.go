@@ -21,8 +21,8 @@ type TopologySummary struct {
 	RegisteredAt time.Time `json:"registered_at"`
 	// PendingTrees is the number of tuple trees the runtime waits on (for
 	// Trident: batch announcements and commits in flight).
-	PendingTrees int64 `json:"pending_trees"`
-	Crashes      int   `json:"crashes"`     // worker crashes so far
+	PendingTrees int64  `json:"pending_trees"`
+	Crashes      int    `json:"crashes"`     // worker crashes so far
 	ErrorCount   uint64 `json:"error_count"` // errors reported, summed over components
 	// Batches holds the batch figures of a Trident topology; null for a
 	// tuple-level one.
