@@ -20,7 +20,7 @@ import (
 //go:embed ui/templates/*.html
 var templateFS embed.FS
 
-//go:embed ui/static
+//go:embed ui/static/htmx.min.js
 var staticFS embed.FS
 
 // recentErrors is how many errors the topology page shows.
