@@ -7,7 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/squallstream/squall/monitor"
 )
+
+// monitorTokenVar holds the bearer token of the monitor's actions, needed
+// when --http is not a loopback address (an environment variable, so the
+// token does not show in process listings).
+const monitorTokenVar = "SQUALL_MONITOR_TOKEN"
 
 // faultFlags inject faults into the run command (used by chaos).
 type faultFlags struct {
@@ -41,12 +48,14 @@ func cmdRun(ctx context.Context, args []string) error {
 	var ff faultFlags
 	var tasks int
 	var until, verbose bool
+	var httpAddr string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	o.register(fs)
 	ff.register(fs)
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
+	fs.StringVar(&httpAddr, "http", monitor.DefaultAddr, "address of the web UI, REST API and /metrics (port 0: any free port; empty: none); off loopback the actions need $"+monitorTokenVar)
 	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
@@ -67,9 +76,23 @@ func cmdRun(ctx context.Context, args []string) error {
 	if verbose {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	var mon *monitor.Registry
+	if httpAddr != "" {
+		mon = monitor.NewRegistry()
+		srv, err := monitor.Start(mon, monitor.Config{Addr: httpAddr, Token: os.Getenv(monitorTokenVar), Logger: log})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Close(cctx)
+		}()
+		fmt.Fprintf(os.Stderr, "run: monitor (web UI, /api/v1, /metrics) on %s\n", srv.URL())
+	}
 	fmt.Fprintf(os.Stderr, "run: reading %s from %v into %s\n", o.topic, o.brokers(), o.describeStore())
 	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), kafkaSec: o.sec.kafka(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
-		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log})
+		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log, monitor: mon})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/monitor"
 	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
@@ -27,6 +28,7 @@ type runConfig struct {
 	progress      io.Writer     // progress lines; nil: none
 	every         time.Duration // between progress lines
 	logger        *slog.Logger
+	monitor       *monitor.Registry // shows the running topology; nil: none
 }
 
 // spoutConfig is the configuration of the example's Kafka spout.
@@ -93,6 +95,12 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		defer cancel()
 		_ = cluster.Shutdown(sctx)
 	}()
+	if rc.monitor != nil {
+		if err := rc.monitor.Add(r, monitor.Options{Lag: spoutLag(sp)}); err != nil {
+			return runStats{}, err
+		}
+		defer rc.monitor.Remove(r.Name())
+	}
 
 	kio, err := newKafkaIO(rc.brokers, rc.kafkaSec)
 	if err != nil {
@@ -174,6 +182,18 @@ func readToEnd(ctx context.Context, kio *kafkaIO, topic string, st kafka.Stats) 
 		}
 	}
 	return true, nil
+}
+
+// spoutLag reports the lag of the spout's partitions to the monitor.
+func spoutLag(sp *kafka.Spout) monitor.LagSource {
+	return monitor.LagFunc(func() []monitor.PartitionLag {
+		ps := sp.Stats().Partitions
+		out := make([]monitor.PartitionLag, 0, len(ps))
+		for name, p := range ps {
+			out = append(out, monitor.PartitionLag{Partition: name, Next: p.Next, LogEnd: p.LogEnd, Lag: p.Lag})
+		}
+		return out
+	})
 }
 
 func lag(st kafka.Stats) int64 {

@@ -1,0 +1,40 @@
+// Package monitor is the local operator surface of a squall process: a
+// registry of the topologies running in it, a Prometheus collector that
+// reads their figures at scrape time, and an HTTP server with health and
+// readiness probes, build information, metrics, profiles, a JSON REST API
+// under /api/v1 and a small server-rendered web UI.
+//
+// It shows one process (one worker, or a single-process deployment); the
+// cluster view of a nimbus comes with cluster mode.
+//
+//	reg := monitor.NewRegistry()
+//	if err := reg.Add(running, monitor.Options{}); err != nil { ... }
+//	srv, err := monitor.Start(reg, monitor.Config{Addr: "127.0.0.1:8080"})
+//	if err != nil { ... }
+//	defer srv.Close(ctx)
+//	fmt.Println("monitor on", srv.URL())
+//
+// # What it reads
+//
+// Everything comes from the exported methods of the running topologies:
+// Topology is the part both *topology.Running and *trident.Running have
+// (counters per component, supervisor health, reported errors, pending
+// trees, activation and stop); Batches, found by type assertion, is what
+// a *trident.Running adds (committed txid, failed attempts, dead letters,
+// quarantined values, batch latency, owner generation, halting). Kafka
+// lag comes from an optional LagSource given with the topology. Nothing is
+// sampled in the background: every request and every scrape reads the
+// figures as they are then.
+//
+// # Security
+//
+// The server listens on 127.0.0.1 unless told otherwise. On any other
+// address it refuses to start without Config.Token; with a token, every
+// POST action and the profiles under /debug/pprof need the header
+// "Authorization: Bearer <token>". POST actions also refuse cross-origin
+// browser requests (net/http.CrossOriginProtection), so a web page the
+// operator visits cannot stop a topology on a loopback server.
+//
+// docs/operations.md documents the endpoints, the JSON field names, the
+// metrics and what is not exported yet.
+package monitor

@@ -1,0 +1,155 @@
+package monitor
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/squallstream/squall/topology"
+)
+
+// collector exports the registry's figures, read at scrape time.
+type collector struct {
+	reg *Registry
+}
+
+// Collector returns a prometheus.Collector that reads the registered
+// topologies' figures at every scrape. Register it with a registry of
+// your own (prometheus.NewRegistry); the server does so with its own.
+// docs/operations.md lists the metrics.
+func (g *Registry) Collector() prometheus.Collector { return collector{reg: g} }
+
+var (
+	lTopo      = []string{"topology"}
+	lComp      = []string{"topology", "component"}
+	lCompQuant = []string{"topology", "component", "quantile"}
+	lQuant     = []string{"topology", "quantile"}
+	lPart      = []string{"topology", "partition"}
+
+	descReady = prometheus.NewDesc("squall_topology_ready",
+		"1 if the topology runs (a worker is up and it has not halted or stopped), else 0.", lTopo, nil)
+	descWorkerRunning = prometheus.NewDesc("squall_worker_running",
+		"1 if the topology's worker runs, else 0 (crashed and waiting for its restart, or stopped).", lTopo, nil)
+	descRestarts = prometheus.NewDesc("squall_worker_restarts_total",
+		"Worker crashes; the supervisor restarts the worker after each, unless the topology stops first.", lTopo, nil)
+	descPending = prometheus.NewDesc("squall_pending_trees",
+		"Tuple trees the runtime waits on (for Trident: batch announcements and commits in flight).", lTopo, nil)
+
+	descEmitted = prometheus.NewDesc("squall_tuples_emitted_total",
+		"Emit calls of the component's tasks.", lComp, nil)
+	descExecuted = prometheus.NewDesc("squall_tuples_executed_total",
+		"Tuples the component's bolt tasks executed.", lComp, nil)
+	descAcked = prometheus.NewDesc("squall_tuples_acked_total",
+		"Spouts: tuple trees completed; bolts: tuples acked.", lComp, nil)
+	descFailed = prometheus.NewDesc("squall_tuples_failed_total",
+		"Spouts: tuple trees failed, timeouts included; bolts: tuples failed.", lComp, nil)
+	descTimedOut = prometheus.NewDesc("squall_tuples_timed_out_total",
+		"Spouts: tuple trees that timed out.", lComp, nil)
+	descCompErrors = prometheus.NewDesc("squall_component_errors_total",
+		"Errors the component's tasks reported.", lComp, nil)
+	descComplete = prometheus.NewDesc("squall_complete_latency_quantile_seconds",
+		"Spouts: time from emit to ack of the trees completed since submission, by quantile (0.5, 0.99; 1 is the maximum). Quantiles are accurate to about 7%.", lCompQuant, nil)
+
+	descCommittedTxID = prometheus.NewDesc("squall_committed_txid",
+		"The last committed transaction id.", lTopo, nil)
+	descCommitted = prometheus.NewDesc("squall_batches_committed_total",
+		"Batches committed since the topology was submitted in this process.", lTopo, nil)
+	descBatchFailed = prometheus.NewDesc("squall_batches_failed_total",
+		"Failed batch attempts and failed master actions (store or spout calls).", lTopo, nil)
+	descBatchLatency = prometheus.NewDesc("squall_batch_latency_quantile_seconds",
+		"Time from a batch's announcement to the end of its commit, over the batches committed since submission, by quantile (0.5, 0.99; 1 is the maximum). Quantiles are accurate to about 7%.", lQuant, nil)
+	descDeadLetters = prometheus.NewDesc("squall_dead_letters_total",
+		"Tuples operations rejected to the dead letters, replays included.", lTopo, nil)
+	descQuarantined = prometheus.NewDesc("squall_quarantined_total",
+		"Corrupt stored values moved to the quarantine, replays included.", lTopo, nil)
+	descGeneration = prometheus.NewDesc("squall_owner_generation",
+		"The owner generation this process holds for the topology.", lTopo, nil)
+	descHalted = prometheus.NewDesc("squall_topology_halted",
+		"1 if the topology halted for good (attempt limit reached, or superseded), else 0.", lTopo, nil)
+
+	descLag = prometheus.NewDesc("squall_kafka_consumer_lag",
+		"Records between the source partition's last batch and the end of its log, as of that batch.", lPart, nil)
+)
+
+// Describe sends every descriptor: the set is fixed.
+func (collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descReady, descWorkerRunning, descRestarts, descPending,
+		descEmitted, descExecuted, descAcked, descFailed, descTimedOut, descCompErrors, descComplete,
+		descCommittedTxID, descCommitted, descBatchFailed, descBatchLatency, descDeadLetters,
+		descQuarantined, descGeneration, descHalted, descLag,
+	} {
+		ch <- d
+	}
+}
+
+// Collect reads every registered topology's figures.
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	for _, e := range c.reg.all() {
+		collectEntry(ch, e)
+	}
+}
+
+func collectEntry(ch chan<- prometheus.Metric, e *entry) {
+	name := e.t.Name()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	h := e.t.Health()
+	gauge(descReady, bool01(e.status() == StatusRunning), name)
+	gauge(descWorkerRunning, bool01(h.Running), name)
+	counter(descRestarts, uint64(h.Crashes), name)
+	gauge(descPending, float64(e.t.Pending()), name)
+
+	for comp, s := range e.t.Stats().Components {
+		counter(descEmitted, s.Emitted, name, comp)
+		counter(descExecuted, s.Executed, name, comp)
+		counter(descAcked, s.Acked, name, comp)
+		counter(descFailed, s.Failed, name, comp)
+		counter(descTimedOut, s.TimedOut, name, comp)
+		counter(descCompErrors, s.Errors, name, comp)
+		if s.CompleteLatency.Count > 0 {
+			quantiles(s.CompleteLatency, func(q string, v float64) { gauge(descComplete, v, name, comp, q) })
+		}
+	}
+
+	if b := e.batches; b != nil {
+		lat := b.BatchLatency()
+		gauge(descCommittedTxID, float64(b.Committed()), name)
+		counter(descCommitted, lat.Count, name)
+		counter(descBatchFailed, b.FailedAttempts(), name)
+		if lat.Count > 0 {
+			quantiles(lat, func(q string, v float64) { gauge(descBatchLatency, v, name, q) })
+		}
+		counter(descDeadLetters, b.Rejected(), name)
+		counter(descQuarantined, b.Quarantined(), name)
+		gauge(descGeneration, float64(b.Generation()), name)
+		gauge(descHalted, bool01(closed(b.Halted())), name)
+	}
+
+	if e.opts.Lag != nil {
+		seen := make(map[string]bool)
+		for _, p := range e.opts.Lag.Lag() {
+			if seen[p.Partition] { // one series per partition
+				continue
+			}
+			seen[p.Partition] = true
+			gauge(descLag, float64(p.Lag), name, p.Partition)
+		}
+	}
+}
+
+// quantiles reports l's quantiles, the maximum as quantile 1.
+func quantiles(l topology.Latency, f func(q string, seconds float64)) {
+	f("0.5", l.P50.Seconds())
+	f("0.99", l.P99.Seconds())
+	f("1", l.Max.Seconds())
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,233 @@
+package monitor
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/squallstream/squall/topology"
+)
+
+// The JSON documents of the REST API. Field names are stable: fields may
+// be added, never renamed or removed within /api/v1. Times are RFC 3339
+// in UTC, durations are seconds.
+
+// TopologySummary is one topology of GET /api/v1/topologies.
+type TopologySummary struct {
+	Name         string    `json:"name"`
+	Kind         string    `json:"kind"` // "trident" or "topology" (tuple level)
+	Status       Status    `json:"status"`
+	Ready        bool      `json:"ready"` // Status is "running"
+	RegisteredAt time.Time `json:"registered_at"`
+	// PendingTrees is the number of tuple trees the runtime waits on (for
+	// Trident: batch announcements and commits in flight).
+	PendingTrees int64  `json:"pending_trees"`
+	Crashes      int    `json:"crashes"`     // worker crashes so far
+	ErrorCount   uint64 `json:"error_count"` // errors reported, summed over components
+	// Batches holds the batch figures of a Trident topology; null for a
+	// tuple-level one.
+	Batches    *BatchesView `json:"batches"`
+	LastAction *Action      `json:"last_action"` // null until an action is taken through the API
+}
+
+// BatchesView is a Trident topology's batch figures.
+type BatchesView struct {
+	CommittedTxID uint64 `json:"committed_txid"` // the last committed txid
+	// Committed is the number of batches committed since the topology was
+	// submitted in this process.
+	Committed uint64 `json:"committed"`
+	// FailedAttempts counts failed batch attempts and failed master
+	// actions (store or spout calls) since submission.
+	FailedAttempts uint64 `json:"failed_attempts"`
+	DeadLetters    uint64 `json:"dead_letters"` // tuples rejected to the dead letters, replays included
+	Quarantined    uint64 `json:"quarantined"`  // corrupt stored values moved to the quarantine
+	Generation     uint64 `json:"generation"`   // the owner generation this process holds
+	Halted         bool   `json:"halted"`
+	HaltError      string `json:"halt_error,omitempty"` // why it halted
+	// Latency is the time from a batch's announcement to the end of its
+	// commit, over the batches committed since submission.
+	Latency LatencyView `json:"latency"`
+}
+
+// LatencyView summarises a latency distribution; quantiles are accurate
+// to about 7%, the maximum exactly.
+type LatencyView struct {
+	Count      uint64  `json:"count"`
+	P50Seconds float64 `json:"p50_seconds"`
+	P99Seconds float64 `json:"p99_seconds"`
+	MaxSeconds float64 `json:"max_seconds"`
+}
+
+// TopologyDetail is GET /api/v1/topologies/{name}.
+type TopologyDetail struct {
+	TopologySummary
+	Worker     WorkerView      `json:"worker"`
+	Components []ComponentView `json:"components"` // sorted by name
+	// Errors are the most recently reported errors (at most 100), oldest
+	// first.
+	Errors []ErrorView `json:"errors"`
+	// Lag is the lag of the source partitions, sorted by partition; null
+	// when the topology was registered without a LagSource.
+	Lag []PartitionLag `json:"lag"`
+}
+
+// WorkerView is the supervisor's view of the process's worker.
+type WorkerView struct {
+	Running   bool       `json:"running"`
+	Crashes   int        `json:"crashes"`
+	LastCrash *CrashView `json:"last_crash"` // null if it never crashed
+}
+
+// CrashView is a worker crash.
+type CrashView struct {
+	Component string    `json:"component"`
+	Task      int32     `json:"task"`
+	Time      time.Time `json:"time"`
+	Error     string    `json:"error"`
+	Stack     string    `json:"stack,omitempty"` // of the panicking goroutine
+}
+
+// ComponentView is one component's counters, summed over its tasks and
+// cumulative across worker restarts.
+type ComponentView struct {
+	Name       string `json:"name"`
+	Emitted    uint64 `json:"emitted"`   // emit calls
+	Executed   uint64 `json:"executed"`  // bolts: tuples executed
+	Acked      uint64 `json:"acked"`     // spouts: trees completed; bolts: tuples acked
+	Failed     uint64 `json:"failed"`    // spouts: trees failed (timeouts included); bolts: tuples failed
+	TimedOut   uint64 `json:"timed_out"` // spouts: trees that timed out
+	ErrorCount uint64 `json:"error_count"`
+	Orphans    uint64 `json:"orphans"`
+	// CompleteLatency is, for spouts, the time from emit to ack; null for
+	// components that completed no tree.
+	CompleteLatency *LatencyView `json:"complete_latency"`
+}
+
+// ComponentDetail is GET /api/v1/topologies/{name}/components/{component}.
+type ComponentDetail struct {
+	Topology string `json:"topology"`
+	ComponentView
+	Errors []ErrorView `json:"errors"` // this component's kept errors, oldest first
+}
+
+// ErrorView is a reported error.
+type ErrorView struct {
+	Component string    `json:"component"`
+	Task      int32     `json:"task"`
+	Time      time.Time `json:"time"`
+	Error     string    `json:"error"`
+}
+
+// TopologyList is GET /api/v1/topologies.
+type TopologyList struct {
+	Topologies []TopologySummary `json:"topologies"` // sorted by name
+}
+
+// ActionResult is the answer to a POST action.
+type ActionResult struct {
+	Topology string `json:"topology"`
+	Action   Action `json:"action"`
+	Status   Status `json:"status"` // after the action
+}
+
+func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary {
+	st := e.status()
+	s := TopologySummary{
+		Name: e.t.Name(), Kind: "topology", Status: st, Ready: st == StatusRunning,
+		RegisteredAt: e.added.UTC(), PendingTrees: e.t.Pending(), Crashes: h.Crashes,
+		LastAction: e.lastAction(),
+	}
+	for _, c := range stats.Components {
+		s.ErrorCount += c.Errors
+	}
+	if b := e.batches; b != nil {
+		s.Kind = "trident"
+		s.Batches = batchesView(b)
+	}
+	return s
+}
+
+func batchesView(b Batches) *BatchesView {
+	lat := b.BatchLatency()
+	v := &BatchesView{
+		CommittedTxID: uint64(b.Committed()), Committed: lat.Count,
+		FailedAttempts: b.FailedAttempts(), DeadLetters: b.Rejected(), Quarantined: b.Quarantined(),
+		Generation: uint64(b.Generation()), Halted: closed(b.Halted()),
+		Latency: latencyView(lat),
+	}
+	if err := b.Err(); err != nil {
+		v.HaltError = err.Error()
+	}
+	return v
+}
+
+func (e *entry) detail() TopologyDetail {
+	stats, h := e.t.Stats(), e.t.Health()
+	d := TopologyDetail{
+		TopologySummary: e.summary(stats, h),
+		Worker:          WorkerView{Running: h.Running, Crashes: h.Crashes},
+		Components:      componentViews(stats),
+		Errors:          errorViews(e.t.Errors(), ""),
+	}
+	if c := h.LastCrash; c != nil {
+		cv := &CrashView{Component: c.Component, Task: int32(c.Task), Time: c.Time.UTC(), Stack: string(c.Stack)}
+		if c.Err != nil {
+			cv.Error = c.Err.Error()
+		}
+		d.Worker.LastCrash = cv
+	}
+	if e.opts.Lag != nil {
+		d.Lag = sortedLag(e.opts.Lag.Lag())
+	}
+	return d
+}
+
+func sortedLag(ls []PartitionLag) []PartitionLag {
+	ls = slices.Clone(ls)
+	if ls == nil {
+		ls = []PartitionLag{}
+	}
+	slices.SortFunc(ls, func(a, b PartitionLag) int { return strings.Compare(a.Partition, b.Partition) })
+	return ls
+}
+
+func componentViews(stats topology.Stats) []ComponentView {
+	cs := make([]ComponentView, 0, len(stats.Components))
+	for name, c := range stats.Components {
+		cs = append(cs, componentView(name, c))
+	}
+	slices.SortFunc(cs, func(a, b ComponentView) int { return strings.Compare(a.Name, b.Name) })
+	return cs
+}
+
+func componentView(name string, c topology.ComponentStats) ComponentView {
+	v := ComponentView{
+		Name: name, Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed,
+		TimedOut: c.TimedOut, ErrorCount: c.Errors, Orphans: c.Orphans,
+	}
+	if c.CompleteLatency.Count > 0 {
+		l := latencyView(c.CompleteLatency)
+		v.CompleteLatency = &l
+	}
+	return v
+}
+
+// errorViews converts errs, keeping only component's if it is not empty.
+func errorViews(errs []topology.ReportedError, component string) []ErrorView {
+	vs := make([]ErrorView, 0, len(errs))
+	for _, e := range errs {
+		if component != "" && e.Component != component {
+			continue
+		}
+		v := ErrorView{Component: e.Component, Task: int32(e.Task), Time: e.Time.UTC()}
+		if e.Err != nil {
+			v.Error = e.Err.Error()
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+func latencyView(l topology.Latency) LatencyView {
+	return LatencyView{Count: l.Count, P50Seconds: l.P50.Seconds(), P99Seconds: l.P99.Seconds(), MaxSeconds: l.Max.Seconds()}
+}
