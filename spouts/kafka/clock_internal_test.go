@@ -282,6 +282,9 @@ func TestEmitterMirrorsTheEndsOfCommittedBatches(t *testing.T) {
 
 	e.noteEnd(p0, 4, 40)
 	e.noteEnd(p0, 3, 25) // a replay of 3 (opaque: it may differ) discards 4
+	if n := len(e.ends[p0].ends); n != 1 {
+		t.Fatalf("%d batch ends kept after a replay of the oldest; want 1 (the replay)", n)
+	}
 	committed(4, map[topicPartition]mirrorPos{tp0: {25, 3}})
 
 	e.noteEnd(p0, 5, 50)
