@@ -10,8 +10,8 @@ import (
 // ackerExecutor runs one acker task: it applies init, ack, fail and
 // reset-timeout messages to a tracker and tells spout tasks the outcome of
 // their trees. With timeouts enabled it rotates the tracker's timeout
-// buckets once per message timeout of Config.Clock, so a tree times out between one and two
-// timeouts after it was last (re)started.
+// buckets once per message timeout on Config.Clock, so a tree times out
+// between one and two timeouts after it was last (re)started.
 type ackerExecutor struct {
 	*executor
 	in      chan []ackerMsg

@@ -41,7 +41,7 @@ type spoutExecutor struct {
 	opened int
 
 	// wake ends an idle wait: the channel of the task that is a Waker, or
-	// with several, one their forwarders send on (wakers.go).
+	// with several, one their forwarders send on (spout_wake.go).
 	wake      <-chan struct{}
 	forwarded sync.WaitGroup
 	quitWake  chan struct{} // closed by cleanup to stop the forwarders
