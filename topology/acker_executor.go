@@ -10,8 +10,8 @@ import (
 // ackerExecutor runs one acker task: it applies init, ack, fail and
 // reset-timeout messages to a tracker and tells spout tasks the outcome of
 // their trees. With timeouts enabled it rotates the tracker's timeout
-// buckets once per message timeout, so a tree times out between one and two
-// timeouts after it was last (re)started.
+// buckets once per message timeout on Config.Clock, so a tree times out
+// between one and two timeouts after it was last (re)started.
 type ackerExecutor struct {
 	*executor
 	in      chan []ackerMsg
@@ -30,9 +30,9 @@ func (a *ackerExecutor) run() {
 	a.tracker = tr
 	var tick <-chan time.Time
 	if !a.w.cfg.DisableTimeouts {
-		t := time.NewTicker(a.w.cfg.MessageTimeout)
+		t := a.w.cfg.Clock.NewTicker(a.w.cfg.MessageTimeout)
 		defer t.Stop()
-		tick = t.C
+		tick = t.C()
 	}
 	for {
 		select {

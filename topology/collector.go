@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"time"
 
 	"github.com/squallstream/squall/failure"
 )
@@ -63,7 +62,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 	case tracked:
 		now := s.now
 		if now.IsZero() {
-			now = time.Now()
+			now = s.clock.Now()
 		}
 		t.pending[root] = pendingTree{msgID: msgID, emitted: now}
 		s.out.ack(s.w.plan.ackerFor(root), ackerMsg{kind: msgInit, task: t.id, root: root, val: xor})
@@ -99,7 +98,7 @@ func (e *executor) reportError(task TaskID, err error) {
 	}
 	e.counts.errors++
 	name := e.plan.name()
-	e.w.errors.add(ReportedError{Component: name, Task: task, Time: time.Now(), Err: err})
+	e.w.errors.add(ReportedError{Component: name, Task: task, Time: e.w.cfg.Clock.Now(), Err: err})
 	e.w.log.Warn("error reported", "component", name, "task", task, "err", err)
 }
 

@@ -1,6 +1,9 @@
 package topology
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Spout is a source of tuples. The runtime calls all of a task's methods
 // from one goroutine, so an implementation needs no locking of its own.
@@ -27,6 +30,53 @@ type Spout interface {
 type Activator interface {
 	Activate()
 	Deactivate()
+}
+
+// Waker is implemented by spouts that learn of new work on their own:
+// records arriving on a goroutine the spout started, or a deadline of a
+// timer it set. After a round in which NextTuple emitted nothing, the
+// executor waits up to Config.SpoutIdleWait before calling it again
+// (sooner if an ack or fail arrives); a receive from a Waker's channel ends
+// that wait at once. So a Waker can run with a long SpoutIdleWait, costing
+// nothing while idle, and still emit as soon as it has something.
+//
+// Wake is called once, after Open returns, from the executor's goroutine;
+// the executor then receives from the channel whenever it waits. Send on
+// it from any goroutine, after the work is visible to NextTuple, without
+// blocking: give the channel a buffer of one and drop the send when it is
+// full (the wake-up already buffered covers it). A wake-up is a hint:
+// NextTuple is called promptly, but only while the topology is active and
+// the task is below MaxSpoutPending, and a wake-up that arrives while the
+// executor is busy costs at most one extra round. Closing the channel
+// stops the executor from waiting on it. Wakeup implements Waker.
+type Waker interface {
+	Wake() <-chan struct{}
+}
+
+// Wakeup is a ready-made Waker: embed it in a spout and call Notify when
+// NextTuple has work. The zero Wakeup is ready to use; it must not be
+// copied after first use.
+type Wakeup struct {
+	once sync.Once
+	c    chan struct{}
+}
+
+func (w *Wakeup) ch() chan struct{} {
+	w.once.Do(func() { w.c = make(chan struct{}, 1) })
+	return w.c
+}
+
+// Wake implements Waker.
+func (w *Wakeup) Wake() <-chan struct{} { return w.ch() }
+
+// Notify wakes the executor waiting for the spout, or the next one to
+// wait. It never blocks and is safe to call from any goroutine, any number
+// of times: wake-ups not yet received merge into one.
+func (w *Wakeup) Notify() {
+	select {
+	case w.ch() <- struct{}{}:
+	default:
+	}
 }
 
 // Bolt processes tuples. The runtime calls all of a task's methods from one

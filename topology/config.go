@@ -45,8 +45,9 @@ type Config struct {
 	QueueCapacity int
 
 	// SpoutIdleWait is how long a spout executor waits before calling
-	// NextTuple again after a round in which no task emitted anything.
-	// Zero means 1ms.
+	// NextTuple again after a round in which no task emitted anything;
+	// an ack, a fail or a Waker's wake-up ends the wait sooner. Zero means
+	// 1ms.
 	SpoutIdleWait time.Duration
 
 	// StartInactive submits the topology with its spouts deactivated;
@@ -63,11 +64,15 @@ type Config struct {
 	// Logger receives the runtime's log records. Nil discards them.
 	Logger *slog.Logger
 
-	// Clock is the clock of the runtime's shells: the supervisor's restart
-	// backoff here, and the master of a Trident topology (batch emit
-	// interval, retry waits, batch latency). Nil means the system clock.
-	// The tuple hot paths (emit times of tracked tuples, complete latency)
-	// and the acker's timeout ticker still read the system clock.
+	// Clock is the runtime's only clock: the supervisor's restart
+	// backoff, the acker's message-timeout ticker, the spout executor's
+	// idle wait, the emit times and complete latency of tracked tuples,
+	// the times of reported errors and crashes, and the master of a
+	// Trident topology (batch emit interval, retry waits, batch latency).
+	// Nil means the system clock. With a clock that stands still (a test's
+	// manual clock), spouts are called again only when an ack, a fail or a
+	// Waker's wake-up arrives, or when the clock is advanced past
+	// SpoutIdleWait.
 	Clock clock.Clock
 
 	// Seed makes the runtime's randomness reproducible: the edge and root

@@ -2,9 +2,11 @@ package topology
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/squallstream/squall/acker"
+	"github.com/squallstream/squall/internal/clock"
 )
 
 // spoutTask is one task of a spout executor.
@@ -15,6 +17,7 @@ type spoutTask struct {
 	out       *SpoutCollector
 	pending   map[RootID]pendingTree
 	activator Activator // nil if the spout does not implement it
+	waker     Waker     // nil if the spout does not implement it
 }
 
 // clockRounds is how many busy rounds may share one clock reading.
@@ -30,15 +33,22 @@ type spoutExecutor struct {
 	tasks  []*spoutTask
 	in     chan []spoutMsg
 	stash  [][]spoutMsg // outcomes received while blocked on a send
+	clock  clock.Clock  // Config.Clock
 	now    time.Time    // emit time of tracked tuples, refreshed every few rounds
 	age    int          // rounds since now was taken
 	active bool
 	max    int
 	opened int
+
+	// wake ends an idle wait: the channel of the task that is a Waker, or
+	// with several, one their forwarders send on (spout_wake.go).
+	wake      <-chan struct{}
+	forwarded sync.WaitGroup
+	quitWake  chan struct{} // closed by cleanup to stop the forwarders
 }
 
 func newSpoutExecutor(e *executor) *spoutExecutor {
-	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx], age: clockRounds}
+	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx], clock: e.w.cfg.Clock, age: clockRounds}
 	if e.acking {
 		s.max = e.w.cfg.MaxSpoutPending
 	}
@@ -58,6 +68,7 @@ func (s *spoutExecutor) run() {
 		}
 		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, pending: make(map[RootID]pendingTree)}
 		t.activator, _ = sp.(Activator)
+		t.waker, _ = sp.(Waker)
 		t.out = &SpoutCollector{e: s, task: t}
 		s.tasks = append(s.tasks, t)
 		info := TaskInfo{Component: c.id, Task: id, Index: t.index, NumTasks: c.tasks, topo: s.w.plan.topo}
@@ -67,7 +78,8 @@ func (s *spoutExecutor) run() {
 		}
 		s.opened = i + 1
 	}
-	idle := time.NewTimer(s.w.cfg.SpoutIdleWait)
+	s.listenForWakes()
+	idle := s.clock.NewTimer(s.w.cfg.SpoutIdleWait)
 	defer idle.Stop()
 	for !s.w.stopped() {
 		s.drainInput()
@@ -82,7 +94,11 @@ func (s *spoutExecutor) run() {
 		select {
 		case b := <-s.in:
 			s.handle(b)
-		case <-idle.C:
+		case <-idle.C():
+		case _, ok := <-s.wake:
+			if !ok {
+				s.wake = nil // a closed channel wakes no more
+			}
 		case <-s.w.stopping:
 			return
 		}
@@ -101,7 +117,7 @@ func (s *spoutExecutor) emitRound() bool {
 		// busy spout reads it every clockRounds rounds; after an idle wait
 		// it is always read afresh.
 		if s.age++; s.age >= clockRounds {
-			s.now, s.age = time.Now(), 0
+			s.now, s.age = s.clock.Now(), 0
 		}
 	}
 	for _, t := range s.tasks {
@@ -158,7 +174,7 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 		switch m.status {
 		case acker.Completed:
 			if now.IsZero() {
-				now = time.Now()
+				now = s.clock.Now()
 			}
 			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(p.emitted))
 			s.counts.acked++
@@ -212,6 +228,7 @@ func (s *spoutExecutor) setPending(n int64) {
 }
 
 func (s *spoutExecutor) cleanup() {
+	s.stopWakes()
 	s.flushQuietly()
 	for _, t := range s.tasks[:s.opened] {
 		s.current = t.id

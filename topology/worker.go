@@ -118,7 +118,7 @@ func (w *worker) runExecutor(i int) {
 		if r != nil {
 			task = r.base().current
 		}
-		w.fail(&Crash{Component: p.name(), Task: task, Time: time.Now(), Err: err, Stack: debug.Stack()})
+		w.fail(&Crash{Component: p.name(), Task: task, Time: w.cfg.Clock.Now(), Err: err, Stack: debug.Stack()})
 	}()
 	r = newExecutor(w, i)
 	defer r.cleanup()
@@ -141,7 +141,7 @@ func (w *worker) fail(c *Crash) {
 
 // fatal stops the worker because task returned a fatal error.
 func (w *worker) fatal(component string, task TaskID, err error) {
-	w.fail(&Crash{Component: component, Task: task, Time: time.Now(), Err: err})
+	w.fail(&Crash{Component: component, Task: task, Time: w.cfg.Clock.Now(), Err: err})
 }
 
 // stopped reports whether the worker is stopping.

@@ -1,17 +1,18 @@
 package clock
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// Manual is a Clock that stands still until Advance moves it. Timers fire,
-// in deadline order, when an Advance reaches their deadline. It is safe
-// for concurrent use.
+// Manual is a Clock that stands still until Advance moves it. Timers,
+// tickers and AfterFunc calls fire, in deadline order, when an Advance
+// reaches their deadline. It is safe for concurrent use.
 type Manual struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*manualTimer
+	mu      sync.Mutex
+	now     time.Time
+	waiters []*waiter // armed timers, tickers and AfterFuncs
 }
 
 // NewManual returns a Manual clock reading start.
@@ -27,58 +28,148 @@ func (m *Manual) Now() time.Time {
 // NewTimer returns a timer that fires once the clock has advanced by d; a
 // timer of d <= 0 fires at once.
 func (m *Manual) NewTimer(d time.Duration) Timer {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := &manualTimer{m: m, at: m.now.Add(d), c: make(chan time.Time, 1)}
+	w := &waiter{m: m, c: make(chan time.Time, 1)}
+	w.Reset(d)
+	return w
+}
+
+// NewTicker returns a ticker that fires every time the clock passes a
+// multiple of d from now. An Advance over several periods sends one tick,
+// like a time.Ticker whose receiver is slow. It panics if d <= 0.
+func (m *Manual) NewTicker(d time.Duration) Ticker {
 	if d <= 0 {
-		t.c <- m.now
-		return t
+		panic("clock: non-positive interval for NewTicker")
 	}
-	m.timers = append(m.timers, t)
+	t := tickerOf{&waiter{m: m, c: make(chan time.Time, 1)}}
+	t.Reset(d)
 	return t
 }
 
-// Advance moves the clock forward by d and fires the timers whose
-// deadline it reached.
-func (m *Manual) Advance(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.now = m.now.Add(d)
-	kept := m.timers[:0]
-	for _, t := range m.timers {
-		if t.at.After(m.now) {
-			kept = append(kept, t)
-			continue
-		}
-		t.c <- m.now // capacity 1, sent once
-	}
-	clear(m.timers[len(kept):])
-	m.timers = kept
+// AfterFunc calls f once the clock has advanced by d. Unlike the time
+// package, f runs in the goroutine that calls Advance, after the clock
+// moved and before Advance returns, so a test knows it ran; with d <= 0
+// it runs in a goroutine of its own at once. f may use the clock.
+func (m *Manual) AfterFunc(d time.Duration, f func()) Timer {
+	w := &waiter{m: m, f: f}
+	w.Reset(d)
+	return w
 }
 
-// Timers returns the number of timers waiting to fire.
+// Advance moves the clock forward by d and fires, in deadline order, the
+// timers and tickers whose deadline it reached; then it calls the
+// AfterFunc functions that came due, in the same order.
+func (m *Manual) Advance(d time.Duration) {
+	m.mu.Lock()
+	m.now = m.now.Add(d)
+	var due []*waiter
+	kept := m.waiters[:0]
+	for _, w := range m.waiters {
+		if w.at.After(m.now) {
+			kept = append(kept, w)
+		} else {
+			due = append(due, w)
+		}
+	}
+	clear(m.waiters[len(kept):])
+	m.waiters = kept
+	slices.SortStableFunc(due, func(a, b *waiter) int { return a.at.Compare(b.at) })
+	var funcs []func()
+	for _, w := range due {
+		switch {
+		case w.f != nil:
+			funcs = append(funcs, w.f)
+		default:
+			select {
+			case w.c <- w.at:
+			default: // a tick nobody received yet: drop this one
+			}
+		}
+		if w.period > 0 {
+			n := m.now.Sub(w.at)/w.period + 1
+			w.at = w.at.Add(n * w.period)
+			m.waiters = append(m.waiters, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, f := range funcs {
+		f()
+	}
+}
+
+// Timers returns the number of timers, tickers and AfterFunc calls
+// waiting to fire.
 func (m *Manual) Timers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.timers)
+	return len(m.waiters)
 }
 
-type manualTimer struct {
-	m  *Manual
-	at time.Time
-	c  chan time.Time
+// waiter is a Manual timer (c set), ticker (c and period set) or AfterFunc
+// (f set).
+type waiter struct {
+	m      *Manual
+	at     time.Time
+	period time.Duration
+	c      chan time.Time
+	f      func()
 }
 
-func (t *manualTimer) C() <-chan time.Time { return t.c }
+func (w *waiter) C() <-chan time.Time { return w.c }
 
-func (t *manualTimer) Stop() bool {
-	t.m.mu.Lock()
-	defer t.m.mu.Unlock()
-	for i, o := range t.m.timers {
-		if o == t {
-			t.m.timers = append(t.m.timers[:i], t.m.timers[i+1:]...)
-			return true
+// Stop disarms w and drains a time it sent but nobody received.
+func (w *waiter) Stop() bool {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	return w.stopLocked()
+}
+
+func (w *waiter) stopLocked() bool {
+	if w.c != nil {
+		select {
+		case <-w.c:
+		default:
 		}
 	}
-	return false
+	i := slices.Index(w.m.waiters, w)
+	if i < 0 {
+		return false
+	}
+	w.m.waiters = slices.Delete(w.m.waiters, i, i+1)
+	return true
+}
+
+// Reset rearms w, a timer or AfterFunc, to fire d from now: at once if
+// d <= 0.
+func (w *waiter) Reset(d time.Duration) bool {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	was := w.stopLocked()
+	w.at = w.m.now.Add(d)
+	switch {
+	case d > 0:
+		w.m.waiters = append(w.m.waiters, w)
+	case w.f != nil:
+		go w.f()
+	default:
+		w.c <- w.m.now
+	}
+	return was
+}
+
+// tickerOf is the Ticker view of a waiter.
+type tickerOf struct{ w *waiter }
+
+func (t tickerOf) C() <-chan time.Time { return t.w.c }
+func (t tickerOf) Stop()               { t.w.Stop() }
+
+func (t tickerOf) Reset(d time.Duration) {
+	if d <= 0 {
+		panic("clock: non-positive interval for Ticker.Reset")
+	}
+	t.w.m.mu.Lock()
+	defer t.w.m.mu.Unlock()
+	t.w.stopLocked()
+	t.w.period = d
+	t.w.at = t.w.m.now.Add(d)
+	t.w.m.waiters = append(t.w.m.waiters, t.w)
 }

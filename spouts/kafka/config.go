@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/squallstream/squall/internal/clock"
 )
 
 // Defaults of the Config fields whose zero value means "default".
@@ -82,9 +84,11 @@ type Config struct {
 	// spout's progress for lag tools. Empty means Topology.
 	MirrorGroup string
 
-	// MirrorInterval is how often progress is committed to MirrorGroup.
-	// Zero means DefaultMirrorInterval; a negative value turns the mirror
-	// off.
+	// MirrorInterval is the least time between two commits of progress
+	// to MirrorGroup. The mirror commits when a txid commits in the
+	// topology; commits within an interval of the last write are written
+	// together when it ends. Zero means DefaultMirrorInterval; a negative
+	// value turns the mirror off.
 	MirrorInterval time.Duration
 
 	// DialTimeout bounds connecting to a broker. Zero means
@@ -107,6 +111,12 @@ type Config struct {
 	// Logger receives warnings (decode failures, skipped offsets,
 	// reconnects). Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Clock is the spout's clock: the lister's RefreshInterval, the
+	// reconnect backoff and the mirror's MirrorInterval. Nil means the
+	// system clock. Tests with virtual time pass the topology's
+	// (topology.Config.Clock) here too.
+	Clock clock.Clock
 
 	// MaxBatchRecordsPerTask bounds the records of one task's batch over
 	// all the partitions it owns, and MaxBatchBytesPerTask their key,
@@ -234,6 +244,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Decoder == nil {
 		c.Decoder = RawFields{}
 	}

@@ -28,6 +28,10 @@ type emitter struct {
 	// ahead holds the read-ahead fetch of each partition (readahead.go).
 	ahead map[spout.Partition]*ahead
 
+	// ends are where the task's batches in flight end, for the lag
+	// mirror (ends.go).
+	ends map[spout.Partition]*batchEnds
+
 	// owned is the number of partitions the task owns (Refresh), and
 	// budget what is left of the per-task caps in the current attempt.
 	owned  int
@@ -35,11 +39,12 @@ type emitter struct {
 }
 
 func (s *Spout) newEmitter(task int) spout.Emitter[Meta] {
-	return &emitter{s: s, task: task, firstSeek: map[spout.Partition]int64{}, ahead: map[spout.Partition]*ahead{}}
+	return &emitter{s: s, task: task, firstSeek: map[spout.Partition]int64{}, ahead: map[spout.Partition]*ahead{},
+		ends: map[spout.Partition]*batchEnds{}}
 }
 
-// Refresh implements spout.Refresher: it forgets the pinned starts and
-// read-aheads of partitions the task no longer owns.
+// Refresh implements spout.Refresher: it forgets the pinned starts,
+// read-aheads and batch ends of partitions the task no longer owns.
 func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 	e.owned = len(owned)
 	keep := make(map[spout.Partition]bool, len(owned))
@@ -56,6 +61,11 @@ func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 			delete(e.ahead, p)
 		}
 	}
+	for p := range e.ends {
+		if !keep[p] {
+			delete(e.ends, p)
+		}
+	}
 	return nil
 }
 
@@ -66,6 +76,14 @@ func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 // wait for records, so an idle partition gives an empty batch that keeps
 // its position.
 func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
+	m, err := e.emit(ctx, a, p, prev, c)
+	if err == nil {
+		e.noteEnd(p, a.TxID, m.Next)
+	}
+	return m, err
+}
+
+func (e *emitter) emit(ctx context.Context, a spout.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
 	if e.s.closed.Load() {
 		return Meta{}, ErrClosed
 	}
@@ -75,9 +93,6 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 	}
 	if prev != nil && prev.TopologyID == e.s.cfg.TopologyID {
 		delete(e.firstSeek, p)
-		if e.s.mirror != nil {
-			e.s.mirror.note(tp, prev.Next, prev.TxID)
-		}
 	}
 	start, err := e.start(ctx, tp, p, prev)
 	if err != nil {
@@ -157,6 +172,14 @@ func (e *emitter) skip(a spout.Attempt, oor *OutOfRangeError, c spout.Collector)
 // longer all there, it returns an error matching spout.ErrUnavailable,
 // and ErrOutOfRange too if the range starts before the log does.
 func (e *emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
+	err := e.reemit(ctx, a, p, meta, c)
+	if err == nil && meta.TopologyID == e.s.cfg.TopologyID {
+		e.noteEnd(p, a.TxID, meta.Next)
+	}
+	return err
+}
+
+func (e *emitter) reemit(ctx context.Context, a spout.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
 	if e.s.closed.Load() {
 		return ErrClosed
 	}

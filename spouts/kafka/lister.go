@@ -21,8 +21,7 @@ import (
 // for concurrent use: the opaque and transactional sources of one Spout
 // share it.
 type lister struct {
-	s   *Spout
-	now func() time.Time
+	s *Spout // its Config.Clock times the refreshes
 
 	mu      sync.Mutex
 	cached  []spout.Partition
@@ -48,7 +47,7 @@ func (l *lister) Partitions(ctx context.Context) ([]spout.Partition, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
+	now := l.s.cfg.Clock.Now()
 	if l.cached != nil && now.Sub(l.at) < l.s.cfg.RefreshInterval/2 {
 		return slices.Clone(l.cached), nil
 	}

@@ -11,6 +11,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	retry "github.com/squallstream/squall/internal/backoff"
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -55,8 +56,8 @@ func New(ctx context.Context, cfg Config) (*Spout, error) {
 	}
 	s.transport = transport
 	s.client = &kafkago.Client{Addr: kafkago.TCP(cfg.Brokers...), Transport: s.transport, Timeout: cfg.RequestTimeout}
-	s.lister = &lister{s: s, now: time.Now}
-	s.backoff = newBackoff(time.Now, 100*time.Millisecond, 5*time.Second)
+	s.lister = &lister{s: s}
+	s.backoff = newBackoff(cfg.Clock, 100*time.Millisecond, 5*time.Second)
 	if err := s.check(ctx); err != nil {
 		s.transport.CloseIdleConnections()
 		return nil, err
@@ -159,22 +160,22 @@ func (s *Spout) Close() error {
 // doubles the pause before the next request, from min to max; a success
 // resets it.
 type backoff struct {
-	now func() time.Time
+	clock clock.Clock
 
 	mu    sync.Mutex
 	seq   retry.Sequence // in nanoseconds
 	until time.Time
 }
 
-func newBackoff(now func() time.Time, min, max time.Duration) backoff {
-	return backoff{now: now, seq: retry.Sequence{Backoff: retry.Exponential(int64(min), int64(max))}}
+func newBackoff(c clock.Clock, min, max time.Duration) backoff {
+	return backoff{clock: c, seq: retry.Sequence{Backoff: retry.Exponential(int64(min), int64(max))}}
 }
 
 func (b *backoff) fail() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d := time.Duration(b.seq.Next())
-	b.until = b.now().Add(d)
+	b.until = b.clock.Now().Add(d)
 	return d
 }
 
@@ -187,17 +188,17 @@ func (b *backoff) succeed() {
 // wait sleeps until the pause after the last failure is over.
 func (b *backoff) wait(ctx context.Context) error {
 	b.mu.Lock()
-	d := b.until.Sub(b.now())
+	d := b.until.Sub(b.clock.Now())
 	b.mu.Unlock()
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
+	t := b.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-t.C():
 		return nil
 	}
 }
