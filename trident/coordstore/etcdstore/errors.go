@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -16,21 +17,28 @@ import (
 	"github.com/squallstream/squall/failure"
 )
 
-// classify returns the error of a failed etcd request made for op (a
-// phrase such as `put meta of o/s/p txid 7`) under the caller's ctx,
-// marked as package failure says the runtime must treat it:
+// fail returns the error of a failed etcd request of st made for op (a
+// phrase such as `put meta of o/s/p txid 7`) under the caller's ctx: see
+// classify.
+func (st *Store) fail(ctx context.Context, op string, err error) error {
+	return classify(ctx, op, err, st.timeout)
+}
+
+// classify returns the error of a failed etcd request made for op under
+// the caller's ctx, bounded by timeout, marked as package failure says the runtime must treat it:
 //
-//   - the caller's context ended, the store's request timeout ran out, or
-//     etcd cannot answer now (no leader, a leader change, a server-side
-//     timeout, too many requests, a lost or refused connection, no
-//     endpoint): failure.Unavailable, so the runtime backs off and
+//   - the caller's context ended, the request timeout ran out, or etcd
+//     cannot answer now (no leader, a leader change, a server-side
+//     timeout, too many requests, a database that is full until an
+//     operator compacts and defragments it, a lost or refused
+//     connection, no endpoint): failure.Unavailable, so the runtime backs off and
 //     replays without counting an attempt;
 //   - an internal gRPC error: failure.Retryable;
 //   - anything else (a request too large, a permission denied, a closed
 //     client, a corrupt cluster): fatal, since replaying cannot fix it.
 //
 // The cause stays reachable through errors.Is and errors.As.
-func classify(ctx context.Context, op string, err error) error {
+func classify(ctx context.Context, op string, err error, timeout time.Duration) error {
 	if err == nil {
 		return nil
 	}
@@ -42,7 +50,7 @@ func classify(ctx context.Context, op string, err error) error {
 		}
 		return failure.Unavailable(wrapped)
 	case errors.Is(err, context.DeadlineExceeded):
-		return failure.Unavailable(fmt.Errorf("etcdstore: %s: no answer from etcd in time: %w", op, err))
+		return failure.Unavailable(fmt.Errorf("etcdstore: %s: no answer from etcd within %v: %w", op, timeout, err))
 	case unavailable(err):
 		return failure.Unavailable(wrapped)
 	case grpcCode(err) == codes.Internal:

@@ -24,7 +24,7 @@ func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 	defer end()
 	resp, err := st.get(ctx, st.metaKey(k, txid))
 	if err != nil {
-		return nil, false, classify(ctx, fmt.Sprintf("get meta of %s txid %d", k, txid), err)
+		return nil, false, st.fail(ctx, fmt.Sprintf("get meta of %s txid %d", k, txid), err)
 	}
 	kv := first(resp.Kvs)
 	if kv == nil {
@@ -49,7 +49,7 @@ func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID
 	resp, err := st.get(ctx, dir, clientv3.WithRange(st.metaKey(k, txid)),
 		clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1))
 	if err != nil {
-		return coordstore.Entry{}, false, classify(ctx, fmt.Sprintf("prev meta of %s before txid %d", k, txid), err)
+		return coordstore.Entry{}, false, st.fail(ctx, fmt.Sprintf("prev meta of %s before txid %d", k, txid), err)
 	}
 	kv := first(resp.Kvs)
 	if kv == nil {
@@ -124,7 +124,7 @@ func (st *Store) fencedWrite(ctx context.Context, gen coordstore.Generation, k c
 	tr, err := st.txn(ctx, []clientv3.Cmp{st.fence(k.Owner, gen)}, []clientv3.Op{w},
 		[]clientv3.Op{clientv3.OpGet(st.genKey(k.Owner))})
 	if err != nil {
-		return classify(ctx, op, err)
+		return st.fail(ctx, op, err)
 	}
 	if tr.Succeeded {
 		return nil

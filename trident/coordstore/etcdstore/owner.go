@@ -77,7 +77,7 @@ func (st *Store) Acquire(ctx context.Context, owner string) (coordstore.Generati
 	key := st.genKey(owner)
 	resp, err := st.get(ctx, key)
 	if err != nil {
-		return 0, classify(ctx, op, err)
+		return 0, st.fail(ctx, op, err)
 	}
 	kv := first(resp.Kvs)
 	for range acquireAttempts {
@@ -98,7 +98,7 @@ func (st *Store) Acquire(ctx context.Context, owner string) (coordstore.Generati
 			[]clientv3.Op{clientv3.OpPut(key, genValue(next))},
 			[]clientv3.Op{clientv3.OpGet(key)})
 		if err != nil {
-			return 0, classify(ctx, op, err)
+			return 0, st.fail(ctx, op, err)
 		}
 		if tr.Succeeded {
 			return next, nil
@@ -121,7 +121,7 @@ func (st *Store) Generation(ctx context.Context, owner string) (coordstore.Gener
 	defer end()
 	resp, err := st.get(ctx, st.genKey(owner))
 	if err != nil {
-		return 0, classify(ctx, fmt.Sprintf("read the generation of owner %q", owner), err)
+		return 0, st.fail(ctx, fmt.Sprintf("read the generation of owner %q", owner), err)
 	}
 	return parseGen(owner, first(resp.Kvs))
 }
@@ -139,7 +139,7 @@ func (st *Store) LoadCoordinator(ctx context.Context, owner string) (coordstore.
 	defer end()
 	resp, err := st.get(ctx, st.coordKey(owner))
 	if err != nil {
-		return coordstore.Record{}, 0, classify(ctx, fmt.Sprintf("load coordinator of owner %q", owner), err)
+		return coordstore.Record{}, 0, st.fail(ctx, fmt.Sprintf("load coordinator of owner %q", owner), err)
 	}
 	kv := first(resp.Kvs)
 	if kv == nil {
@@ -181,7 +181,7 @@ func (st *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old co
 		[]clientv3.Op{clientv3.OpPut(ck, string(encodeRecord(rec)))},
 		[]clientv3.Op{clientv3.OpGet(gk), clientv3.OpGet(ck, clientv3.WithKeysOnly())})
 	if err != nil {
-		return 0, classify(ctx, fmt.Sprintf("swap coordinator of owner %q from version %d", f.Owner, old), err)
+		return 0, st.fail(ctx, fmt.Sprintf("swap coordinator of owner %q from version %d", f.Owner, old), err)
 	}
 	if tr.Succeeded {
 		return coordstore.Version(tr.Header.Revision), nil

@@ -104,9 +104,12 @@ func Dial(cfg clientv3.Config, prefix string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if len(cfg.Endpoints) == 0 {
+		return nil, fmt.Errorf("%w: etcdstore: no endpoints to dial", coordstore.ErrInvalid)
+	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, classify(context.Background(), "connect", err)
+		return nil, classify(context.Background(), fmt.Sprintf("connect to %v", cfg.Endpoints), err, cfg.DialTimeout)
 	}
 	st, err := New(cli, prefix, opts)
 	if err != nil {
