@@ -54,9 +54,10 @@ func parseTxID(s string) (state.TxID, bool) {
 	return state.TxID(n), err == nil
 }
 
-// escape returns name with every byte outside printable ASCII, and '/' and
-// '%' themselves, written as '%' and two hexadecimal digits: different
-// names give different strings, none of which contains '/'.
+// escape returns name with every byte that is not a visible ASCII
+// character, and '/' and '%' themselves, written as '%' and two
+// hexadecimal digits: different names give different strings, none of
+// which contains '/'.
 func escape(name string) string {
 	plain := true
 	for i := range len(name) {
