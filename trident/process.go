@@ -4,56 +4,35 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
 // emitFrom passes a tuple that node n produced to n's children in this
-// group and, if n feeds other groups, emits it on n's data stream, counting
-// it for every task it goes to.
-func (b *groupBolt) emitFrom(n *node, bt *batch, values []any) error {
-	o := &b.plan.fanouts[n.id]
+// stage and, if n feeds other stages, emits it on n's data stream (the
+// runtime counts it for every task it goes to).
+func (b *stageTask) emitFrom(n *node, bt *runtime.Batch, values []any) error {
+	o := &b.fanouts[n.id]
 	for _, c := range o.local {
 		if err := b.process(c, bt, values); err != nil {
 			return err
 		}
 	}
 	if o.stream != "" {
-		out := make(topology.Values, 0, len(values)+1)
-		out = append(append(out, bt.attempt), values...)
-		for _, task := range b.out.EmitStream(o.stream, out) {
-			bt.sent[task]++
-		}
+		bt.Emit(o.stream, values)
 	}
 	return nil
-}
-
-// enter runs a tuple that arrived on input in through the group: a
-// repartition or merge passes it on, any other node processes it.
-func (b *groupBolt) enter(in input, bt *batch, values []any) error {
-	switch op := in.entry.op.(type) {
-	case *partitionOp, *mergeOp:
-		return b.emitFrom(in.entry, bt, values)
-	case *joinOp:
-		j := bt.joins[in.entry]
-		if j == nil {
-			j = op.plan.newBatch()
-			bt.joins[in.entry] = j
-		}
-		return j.add(in.side, values)
-	}
-	return b.process(in.entry, bt, values)
 }
 
 // process runs node n on a tuple of its parent. A tuple the node's
 // operation rejects goes to the dead letters.
-func (b *groupBolt) process(n *node, bt *batch, values []any) error {
+func (b *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
 	if err := b.apply(n, bt, values); err != nil {
-		return b.rejected(err, bt.attempt, n.parent.sch.fields, values)
+		return b.rejected(err, bt.Attempt, n.parent.sch.fields, values)
 	}
 	return nil
 }
 
-func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
+func (b *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 	switch op := n.op.(type) {
 	case *eachOp:
 		c := &eachCollector{b: b, n: n, bt: bt, base: values, width: len(n.sch.fields)}
@@ -94,18 +73,20 @@ func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
 		}
 		return a.takeEmitErr()
 	case *queryOp:
-		q := bt.queries[n]
+		queries := bt.Data.(*batchData).queries
+		q := queries[n]
 		if q == nil {
 			q = op.q.newBatch()
-			bt.queries[n] = q
+			queries[n] = q
 		}
 		q.add(values)
 		return nil
 	case *persistOp:
-		acc := bt.accs[n]
+		accs := bt.Data.(*batchData).accs
+		acc := accs[n]
 		if acc == nil {
 			acc = b.persist[n].newBatch()
-			bt.accs[n] = acc
+			accs[n] = acc
 		}
 		return acc.add(values, op.inSch)
 	default:
@@ -116,9 +97,9 @@ func (b *groupBolt) apply(n *node, bt *batch, values []any) error {
 // eachCollector appends a function's emitted values to its input tuple
 // (base), and checks their number.
 type eachCollector struct {
-	b     *groupBolt
+	b     *stageTask
 	n     *node
-	bt    *batch
+	bt    *runtime.Batch
 	base  []any
 	width int    // the number of values the node's output has
 	err   error  // the first error of an emit
@@ -140,4 +121,4 @@ func (c *eachCollector) Emit(values ...any) {
 	}
 }
 
-func (c *eachCollector) ReportError(err error) { c.b.out.ReportError(err) }
+func (c *eachCollector) ReportError(err error) { c.b.task.ReportError(err) }

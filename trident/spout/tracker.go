@@ -52,7 +52,7 @@ func newTracker[M any](task, numTasks int) tracker[M] {
 
 // begin records the start of b and returns its record. A txid at or below
 // a live one discards that batch and every later one: the batch
-// coordinator re-emits them all.
+// allocator re-emits them all.
 //
 // The first batch an executor sees sets its view of what committed: every
 // txid before it. The runtime keeps this true by starting a stream's

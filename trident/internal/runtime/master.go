@@ -1,107 +1,32 @@
-package trident
+package runtime
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/internal/hist"
-	"github.com/squallstream/squall/internal/notify"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/coord"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // announcement is the value of a $batch tuple: the attempt and, for every
 // source, what its coordinator decided about the batch.
 type announcement struct {
-	attempt Attempt
+	attempt txn.Attempt
 	batches []spout.Batch
 }
 
 // masterMsg is the message id of the master's tracked tuples.
 type masterMsg struct {
 	stream  string
-	attempt Attempt
-}
-
-// status is shared by the master, the bolts and Running.
-type status struct {
-	owner     coordstore.Fence // this submission's generation of the topology
-	committed atomic.Uint64
-	halted    atomic.Pointer[error]
-	haltOnce  sync.Once
-	stopped   chan struct{} // closed by halt
-	rejected  atomic.Uint64
-
-	failedAttempts atomic.Uint64 // failed batch attempts and master actions
-	quarantined    atomic.Uint64 // corrupt stored values moved aside
-	starts         atomic.Int64  // master starts: more than one after a worker restart
-
-	mu       sync.Mutex
-	failures map[state.TxID]error // why the latest attempt at a txid failed
-
-	latency hist.Histogram // batch latencies: announcement of the committed attempt to the end of its commit
-	commits notify.Signal  // broadcast on every change of committed
-}
-
-// setCommitted publishes the last committed txid and wakes the goroutines
-// in Running.WaitCommitted.
-func (s *status) setCommitted(txid state.TxID) {
-	s.committed.Store(uint64(txid))
-	s.commits.Broadcast()
-}
-
-func newStatus(owner coordstore.Fence) *status {
-	return &status{owner: owner, stopped: make(chan struct{})}
-}
-
-// halt stops the topology for good with err: the master starts no batch
-// and no committer writes state after it. Only the first error is kept;
-// halt reports whether err was it.
-func (s *status) halt(err error) bool {
-	first := false
-	s.haltOnce.Do(func() {
-		s.halted.Store(&err)
-		close(s.stopped)
-		first = true
-	})
-	return first
-}
-
-// Err returns the error that halted the topology, or nil.
-func (s *status) Err() error {
-	if p := s.halted.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// recordFailure remembers why a batch failed, for the coordinator's
-// attempt-limit error.
-func (s *status) recordFailure(txid state.TxID, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failures == nil {
-		s.failures = map[state.TxID]error{}
-	}
-	s.failures[txid] = err
-}
-
-// takeFailure returns and forgets the recorded cause of txid's failure.
-func (s *status) takeFailure(txid state.TxID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.failures[txid]
-	delete(s.failures, txid)
-	return err
+	attempt txn.Attempt
 }
 
 // ErrAttemptLimit is matched by the error that halts a topology whose batch
@@ -118,20 +43,21 @@ var ErrAttemptLimit = coord.ErrAttemptLimit
 // write state. So no state is written before a replay of the txid is
 // guaranteed to be identical.
 type master struct {
-	t       *Topology
-	cfg     Config
-	store   coordstore.Store
-	status  *status
-	ctx     context.Context
-	clock   clock.Clock // Config.Topology.Clock, or the system clock
-	out     *topology.SpoutCollector
-	coord   *coord.Coordinator
-	sources []*spout.Coordinator
-	version coordstore.Version
+	name        string   // the topology's
+	sourceSpecs []Source // by source index
+	cfg         Config
+	store       coordstore.Store
+	status      *Status
+	ctx         context.Context
+	clock       clock.Clock // Config.Topology.Clock, or the system clock
+	out         *topology.SpoutCollector
+	coord       *coord.Coordinator
+	sources     []*spout.Allocator // by source index
+	version     coordstore.Version
 
-	started  map[Attempt]time.Time // announcement time of attempts in flight
-	pending  []coord.Action        // actions handed by Ready, not yet all done
-	done     int                   // how many of pending are done
+	started  map[txn.Attempt]time.Time // announcement time of attempts in flight
+	pending  []coord.Action            // actions handed by Ready, not yet all done
+	done     int                       // how many of pending are done
 	lastTick time.Time
 	ready    bool
 	inactive bool
@@ -155,18 +81,38 @@ func (m *master) Deactivate() {
 // Activate lets batches start again.
 func (m *master) Activate() {
 	m.inactive = false
+	m.wake()
 }
+
+// wake is the one place where the master asks to run again: it is called
+// whenever something the master waits on has happened (an ack or a fail
+// moved the coordinator, the topology was activated) and after every
+// NextTuple, when nextTick tells when the next batch may start at the
+// latest.
+//
+// WAKE-UP HOOK: today it does nothing, and the spout executor calls
+// NextTuple again only after its idle wait (topology.Config.SpoutIdleWait)
+// once NextTuple emitted nothing. When package topology offers a way for
+// a spout to wake its executor, signal it here: at once if the
+// coordinator has actions ready (m.coord.HasReady()), otherwise with a
+// timer of m.clock for nextTick. Nothing else in the master needs to
+// change.
+func (m *master) wake() {}
+
+// nextTick returns when the master next ticks the coordinator: when a
+// batch may start, a backoff ends, or a batch times out (in ticks).
+func (m *master) nextTick() time.Time { return m.lastTick.Add(m.cfg.BatchEmitInterval) }
 
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
 	m.clock = clock.Or(m.cfg.Topology.Clock)
-	m.started = map[Attempt]time.Time{}
-	if m.status.halted.Load() != nil {
+	m.started = map[txn.Attempt]time.Time{}
+	if m.status.isHalted() {
 		return nil // halted for good: NextTuple does nothing
 	}
-	rec, version, err := m.store.LoadCoordinator(ctx, m.t.name)
+	rec, version, err := m.store.LoadCoordinator(ctx, m.name)
 	if err != nil {
-		return fmt.Errorf("loading the coordinator of %q: %w", m.t.name, err)
+		return fmt.Errorf("loading the coordinator of %q: %w", m.name, err)
 	}
 	m.version = version
 	st := coord.State{Committed: rec.Committed}
@@ -179,23 +125,23 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	if _, err := m.newCoordinator(st); err != nil {
 		return err
 	}
-	m.status.setCommitted(rec.Committed)
-	for _, n := range m.t.sources {
-		sc, err := n.source().coordinator(m.store, m.status.owner, n.source().id)
+	m.status.SetCommitted(rec.Committed)
+	for _, src := range m.sourceSpecs {
+		a, err := src.NewAllocator(m.store, m.status.owner, src.ID)
 		if err != nil {
-			return fmt.Errorf("stream %q: %w", n.source().id, err)
+			return fmt.Errorf("stream %q: %w", src.ID, err)
 		}
-		m.sources = append(m.sources, sc)
+		m.sources = append(m.sources, a)
 	}
 	m.ready = true
 	return nil
 }
 
 func (m *master) NextTuple() {
-	if m.status.halted.Load() != nil {
+	if m.status.isHalted() {
 		return
 	}
-	if now := m.clock.Now(); now.Sub(m.lastTick) >= m.cfg.BatchEmitInterval {
+	if now := m.clock.Now(); !now.Before(m.nextTick()) {
 		m.lastTick = now
 		m.check(m.coord.Tick())
 	}
@@ -209,12 +155,13 @@ func (m *master) NextTuple() {
 		m.coord.SetSpoutReady(ready)
 	}
 	m.run()
+	m.wake()
 }
 
 // run executes the coordinator's actions in order. An action whose store
 // call failed retryably is tried again on the next call.
 func (m *master) run() {
-	for m.status.halted.Load() == nil {
+	for !m.status.isHalted() {
 		if m.pending == nil {
 			if !m.coord.HasReady() {
 				return
@@ -260,11 +207,11 @@ func (m *master) persist(st coord.State) bool {
 		return false
 	}
 	m.version = v
-	m.status.setCommitted(st.Committed)
+	m.status.SetCommitted(st.Committed)
 	return true
 }
 
-func (m *master) announce(a Attempt) {
+func (m *master) announce(a txn.Attempt) {
 	ann := announcement{attempt: a}
 	for _, s := range m.sources {
 		b, err := s.Begin(m.ctx, a)
@@ -279,7 +226,7 @@ func (m *master) announce(a Attempt) {
 	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
 }
 
-func (m *master) startCommit(a Attempt) {
+func (m *master) startCommit(a txn.Attempt) {
 	for _, s := range m.sources {
 		if err := s.BeginCommit(m.ctx, a); err != nil {
 			m.retryOrCrash(err)
@@ -290,7 +237,7 @@ func (m *master) startCommit(a Attempt) {
 	m.out.EmitStream(streamFreeze, masterMsg{streamFreeze, a}, topology.Values{a})
 }
 
-func (m *master) succeed(a Attempt) {
+func (m *master) succeed(a txn.Attempt) {
 	for _, s := range m.sources {
 		if err := s.Success(m.ctx, a.TxID); err != nil {
 			m.retryOrCrash(err)
@@ -320,6 +267,7 @@ func (m *master) Ack(id any) {
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}
 	m.run()
+	m.wake()
 }
 
 func (m *master) Fail(id any) {
@@ -336,13 +284,14 @@ func (m *master) Fail(id any) {
 	m.check(m.coord.Fail(msg.attempt, phase, reason))
 	m.checkCorrupt(msg.attempt, reason)
 	m.run()
+	m.wake()
 }
 
 var errBatchFailed = errors.New("trident: batch failed")
 
 // check halts the topology when the coordinator has halted.
 func (m *master) check(err error) {
-	if err != nil && m.status.halt(err) {
+	if err != nil && m.status.Halt(err) {
 		m.out.ReportError(err)
 	}
 }
@@ -352,7 +301,7 @@ func (m *master) check(err error) {
 // for good instead: a restart would only be rejected again.
 func (m *master) retryOrCrash(err error) {
 	if errors.Is(err, ErrSuperseded) {
-		m.check(superseded(m.status.owner, err))
+		m.check(Superseded(m.status.owner, err))
 		return
 	}
 	if !failure.IsRetryable(err) {
