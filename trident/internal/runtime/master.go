@@ -17,7 +17,7 @@ import (
 )
 
 // announcement is the value of a $batch tuple: the attempt and, for every
-// source, what its coordinator decided about the batch.
+// source, what its allocator decided about the batch.
 type announcement struct {
 	attempt txn.Attempt
 	batches []spout.Batch
