@@ -97,24 +97,24 @@ func (r *Running) FailedAttempts() uint64 { return r.status.FailedAttempts() }
 // guardCorrupt applies Config.OnCorruptState to the state st: under
 // CorruptQuarantine it installs the handler that moves corrupt values to
 // the quarantine.
-func (b *stageTask) guardCorrupt(st any) error {
-	if b.cfg.OnCorruptState != CorruptQuarantine {
+func (s *stageTask) guardCorrupt(st any) error {
+	if s.cfg.OnCorruptState != CorruptQuarantine {
 		return nil
 	}
 	h, ok := st.(state.CorruptHandling)
 	if !ok {
 		return fmt.Errorf("%w: OnCorruptState is %v, but the state of %s (%T) cannot hand over corrupt values (state.CorruptHandling)",
-			ErrInvalid, b.cfg.OnCorruptState, b.stage.Name, st)
+			ErrInvalid, s.cfg.OnCorruptState, s.stage.Name, st)
 	}
 	h.SetCorruptHandler(func(ctx context.Context, e *state.DecodeError) error {
-		q := Quarantined{Topology: b.task.Topology, Component: b.stage.Name, Attempt: b.committing,
+		q := Quarantined{Topology: s.task.Topology, Component: s.stage.Name, Attempt: s.committing,
 			Map: e.Map, Key: e.Key, Raw: e.Raw, Err: e.Err}
-		if err := b.cfg.Quarantine.Put(ctx, q); err != nil {
+		if err := s.cfg.Quarantine.Put(ctx, q); err != nil {
 			return fmt.Errorf("trident: quarantining %v: %w", e, err)
 		}
-		b.task.Status.AddQuarantined()
-		b.task.Log.Warn("corrupt stored value quarantined; the key is treated as absent",
-			"component", b.stage.Name, "task", b.task.ID, "batch", b.committing.String(), "map", e.Map,
+		s.task.Status.AddQuarantined()
+		s.task.Log.Warn("corrupt stored value quarantined; the key is treated as absent",
+			"component", s.stage.Name, "task", s.task.ID, "batch", s.committing.String(), "map", e.Map,
 			"key", e.Key.String(), "bytes", len(e.Raw), "err", e.Err)
 		return nil
 	})

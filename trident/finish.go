@@ -10,14 +10,14 @@ import (
 // committers write it to state, in declaration order (so a node finishes
 // after the nodes that feed it). The runtime then reports the batch
 // downstream.
-func (b *stageTask) Finish(bt *runtime.Batch) error {
-	b.committing = bt.Attempt
+func (s *stageTask) Finish(bt *runtime.Batch) error {
+	s.committing = bt.Attempt
 	data := bt.Data.(*batchData)
-	for _, pn := range b.stage.Nodes {
+	for _, pn := range s.stage.Nodes {
 		n := nodeOf(pn)
 		switch op := n.op.(type) {
 		case *aggregateOp:
-			a := b.aggregation(n, bt)
+			a := s.aggregation(n, bt)
 			if err := a.complete(); err != nil {
 				return err
 			}
@@ -26,7 +26,7 @@ func (b *stageTask) Finish(bt *runtime.Batch) error {
 			}
 		case *joinOp:
 			if j := data.joins[n]; j != nil {
-				if err := j.run(func(v []any) error { return b.emitFrom(n, bt, v) }); err != nil {
+				if err := j.run(func(v []any) error { return s.emitFrom(n, bt, v) }); err != nil {
 					return err
 				}
 			}
@@ -35,13 +35,13 @@ func (b *stageTask) Finish(bt *runtime.Batch) error {
 			if q == nil {
 				continue
 			}
-			st := b.static[n]
+			st := s.static[n]
 			if op.state != nil {
-				st = b.persist[op.state].state()
+				st = s.persist[op.state].state()
 			}
 			var emitErr error
-			reject := func(err error, values []any) error { return b.rejected(err, bt.Attempt, n.parent.sch.fields, values) }
-			if err := q.run(b.ctx, st, b.aggregateOut(n, bt, &emitErr), reject); err != nil {
+			reject := func(err error, values []any) error { return s.rejected(err, bt.Attempt, n.parent.sch.fields, values) }
+			if err := q.run(s.ctx, st, s.aggregateOut(n, bt, &emitErr), reject); err != nil {
 				return err
 			}
 			if emitErr != nil {
@@ -53,9 +53,9 @@ func (b *stageTask) Finish(bt *runtime.Batch) error {
 				continue
 			}
 			var emitErr error
-			out := &eachCollector{b: b, n: n, bt: bt, width: len(n.sch.fields), errp: &emitErr}
-			if err := b.persist[n].commit(b.ctx, bt.Attempt.TxID, acc, out); err != nil {
-				return fmt.Errorf("%s: committing batch %v: %w", b.stage.Name, bt.Attempt, err)
+			out := &eachCollector{s: s, n: n, bt: bt, width: len(n.sch.fields), errp: &emitErr}
+			if err := s.persist[n].commit(s.ctx, bt.Attempt.TxID, acc, out); err != nil {
+				return fmt.Errorf("%s: committing batch %v: %w", s.stage.Name, bt.Attempt, err)
 			}
 			if emitErr != nil {
 				return emitErr
@@ -80,12 +80,12 @@ func (a *aggregation) takeEmitErr() error {
 }
 
 // aggregation returns node n's state for the batch.
-func (b *stageTask) aggregation(n *node, bt *runtime.Batch) *aggregation {
+func (s *stageTask) aggregation(n *node, bt *runtime.Batch) *aggregation {
 	aggs := bt.Data.(*batchData).aggs
 	a := aggs[n]
 	if a == nil {
 		a = &aggregation{}
-		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.Attempt, b.aggregateOut(n, bt, &a.emitErr))
+		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr))
 		aggs[n] = a
 	}
 	return a
@@ -95,8 +95,8 @@ func (b *stageTask) aggregation(n *node, bt *runtime.Batch) *aggregation {
 // emitted tuple is the GroupBy group's values followed by the emitted
 // values. The
 // first error of an emit is stored in *errp.
-func (b *stageTask) aggregateOut(n *node, bt *runtime.Batch, errp *error) func(group []any) Collector {
+func (s *stageTask) aggregateOut(n *node, bt *runtime.Batch, errp *error) func(group []any) Collector {
 	return func(group []any) Collector {
-		return &eachCollector{b: b, n: n, bt: bt, base: group, width: len(n.sch.fields), errp: errp}
+		return &eachCollector{s: s, n: n, bt: bt, base: group, width: len(n.sch.fields), errp: errp}
 	}
 }

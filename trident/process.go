@@ -10,10 +10,10 @@ import (
 // emitFrom passes a tuple that node n produced to n's children in this
 // stage and, if n feeds other stages, emits it on n's data stream (the
 // runtime counts it for every task it goes to).
-func (b *stageTask) emitFrom(n *node, bt *runtime.Batch, values []any) error {
-	o := &b.fanouts[n.id]
+func (s *stageTask) emitFrom(n *node, bt *runtime.Batch, values []any) error {
+	o := &s.fanouts[n.id]
 	for _, c := range o.local {
-		if err := b.process(c, bt, values); err != nil {
+		if err := s.process(c, bt, values); err != nil {
 			return err
 		}
 	}
@@ -25,49 +25,49 @@ func (b *stageTask) emitFrom(n *node, bt *runtime.Batch, values []any) error {
 
 // process runs node n on a tuple of its parent. A tuple the node's
 // operation rejects goes to the dead letters.
-func (b *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
-	if err := b.apply(n, bt, values); err != nil {
-		return b.rejected(err, bt.Attempt, n.parent.sch.fields, values)
+func (s *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
+	if err := s.apply(n, bt, values); err != nil {
+		return s.rejected(err, bt.Attempt, n.parent.sch.fields, values)
 	}
 	return nil
 }
 
-func (b *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
+func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 	switch op := n.op.(type) {
 	case *eachOp:
-		c := &eachCollector{b: b, n: n, bt: bt, base: values, width: len(n.sch.fields)}
-		if err := op.fn.Execute(b.ctx, project(values, op.inIdx, op.inSch), c); err != nil {
+		c := &eachCollector{s: s, n: n, bt: bt, base: values, width: len(n.sch.fields)}
+		if err := op.fn.Execute(s.ctx, project(values, op.inIdx, op.inSch), c); err != nil {
 			return err
 		}
 		return c.err
 	case *filterOp:
-		keep, err := op.f.Keep(b.ctx, Tuple{values: values, sch: n.parent.sch})
+		keep, err := op.f.Keep(s.ctx, Tuple{values: values, sch: n.parent.sch})
 		if err != nil || !keep {
 			return err
 		}
-		return b.emitFrom(n, bt, values)
+		return s.emitFrom(n, bt, values)
 	case *mapOp:
-		out, err := op.fn.Map(b.ctx, Tuple{values: values, sch: n.parent.sch})
+		out, err := op.fn.Map(s.ctx, Tuple{values: values, sch: n.parent.sch})
 		if err != nil {
 			return err
 		}
 		if len(out) != len(n.sch.fields) {
 			return fmt.Errorf("trident: Map returned %d values for fields %v", len(out), n.sch.fields)
 		}
-		return b.emitFrom(n, bt, out)
+		return s.emitFrom(n, bt, out)
 	case *flatMapOp:
-		c := &eachCollector{b: b, n: n, bt: bt, width: len(n.sch.fields)}
-		if err := op.fn.FlatMap(b.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
+		c := &eachCollector{s: s, n: n, bt: bt, width: len(n.sch.fields)}
+		if err := op.fn.FlatMap(s.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
 			return err
 		}
 		return c.err
 	case *peekOp:
 		op.fn(Tuple{values: values, sch: n.parent.sch})
-		return b.emitFrom(n, bt, values)
+		return s.emitFrom(n, bt, values)
 	case *projectOp:
-		return b.emitFrom(n, bt, project(values, op.idx, n.sch).values)
+		return s.emitFrom(n, bt, project(values, op.idx, n.sch).values)
 	case *aggregateOp:
-		a := b.aggregation(n, bt)
+		a := s.aggregation(n, bt)
 		if err := a.add(values); err != nil {
 			return err
 		}
@@ -85,19 +85,19 @@ func (b *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 		accs := bt.Data.(*batchData).accs
 		acc := accs[n]
 		if acc == nil {
-			acc = b.persist[n].newBatch()
+			acc = s.persist[n].newBatch()
 			accs[n] = acc
 		}
 		return acc.add(values, op.inSch)
 	default:
-		return b.emitFrom(n, bt, values)
+		return s.emitFrom(n, bt, values)
 	}
 }
 
 // eachCollector appends a function's emitted values to its input tuple
 // (base), and checks their number.
 type eachCollector struct {
-	b     *stageTask
+	s     *stageTask
 	n     *node
 	bt    *runtime.Batch
 	base  []any
@@ -114,11 +114,11 @@ func (c *eachCollector) Emit(values ...any) {
 	if len(out) != c.width {
 		c.err = fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):])
 	} else {
-		c.err = c.b.emitFrom(c.n, c.bt, out)
+		c.err = c.s.emitFrom(c.n, c.bt, out)
 	}
 	if c.err != nil && c.errp != nil && *c.errp == nil {
 		*c.errp = c.err
 	}
 }
 
-func (c *eachCollector) ReportError(err error) { c.b.task.ReportError(err) }
+func (c *eachCollector) ReportError(err error) { c.s.task.ReportError(err) }
