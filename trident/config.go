@@ -164,6 +164,7 @@ func (c *Config) runtimeConfig() runtime.Config {
 		MaxBatchesInFlight: c.MaxBatchesInFlight,
 		BatchEmitInterval:  c.BatchEmitInterval,
 		MaxAttempts:        c.MaxAttempts,
+		CorruptAttempts:    CorruptAttempts,
 		RetryBackoff:       base,
 		MaxRetryBackoff:    limit,
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
 // CorruptPolicy says what happens when a persistent state holds a value
@@ -45,7 +44,7 @@ func (p CorruptPolicy) String() string {
 // CorruptAttempts is the number of failed attempts of a batch on a corrupt
 // stored value after which CorruptHalt halts the topology when
 // Config.MaxAttempts is zero.
-const CorruptAttempts = runtime.CorruptAttempts
+const CorruptAttempts = 3
 
 // Quarantined is a stored value that could not be decoded, moved aside
 // under CorruptQuarantine.

@@ -3,6 +3,7 @@ package trident
 import (
 	"errors"
 
+	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
@@ -15,7 +16,7 @@ var ErrInvalid = errors.New("trident: invalid topology or config")
 // acquiring a newer owner generation): every coordinator write, spout
 // metadata write and state write of this process is then rejected, so it
 // stops for good. It is never retried: only the newest owner commits.
-var ErrSuperseded = runtime.ErrSuperseded
+var ErrSuperseded = state.ErrFenced
 
 // ErrAttemptLimit is matched by the error that halts a topology whose batch
 // failed Config.MaxAttempts times.

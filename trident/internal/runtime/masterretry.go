@@ -90,15 +90,10 @@ func failureCounts(st coord.State) map[state.TxID]uint32 {
 	return fs
 }
 
-// CorruptAttempts is the number of failed attempts of a batch on a corrupt
-// stored value after which the topology halts when Config.MaxAttempts is
-// zero.
-const CorruptAttempts = 3
-
-// checkCorrupt halts the topology when attempt a failed
-// on a corrupt stored value CorruptAttempts times and Config.MaxAttempts
-// is zero (with MaxAttempts, the coordinator counts these failures like
-// any other).
+// checkCorrupt halts the topology when attempt a failed on a corrupt
+// stored value Config.CorruptAttempts times and Config.MaxAttempts is zero
+// (with MaxAttempts, the coordinator counts these failures like any
+// other).
 func (m *master) checkCorrupt(a txn.Attempt, reason error) {
 	var de *state.DecodeError
 	if !errors.As(reason, &de) || m.cfg.MaxAttempts > 0 || m.status.isHalted() {
@@ -108,7 +103,7 @@ func (m *master) checkCorrupt(a txn.Attempt, reason error) {
 		m.corrupt = map[state.TxID]int{}
 	}
 	m.corrupt[a.TxID]++
-	if n := m.corrupt[a.TxID]; n >= CorruptAttempts {
+	if n := m.corrupt[a.TxID]; n >= m.cfg.CorruptAttempts {
 		m.check(fmt.Errorf("%w: batch %v failed %d times on a corrupt stored value (last attempt %v; "+
 			"repair or remove it, or set Config.OnCorruptState to CorruptQuarantine): %w",
 			ErrAttemptLimit, a.TxID, n, a, de))

@@ -43,6 +43,7 @@ type Config struct {
 	MaxBatchesInFlight int
 	BatchEmitInterval  time.Duration // required: more than 0
 	MaxAttempts        int
+	CorruptAttempts    int           // with MaxAttempts zero, failures on a corrupt stored value that halt; required
 	RetryBackoff       time.Duration // required: more than 0
 	MaxRetryBackoff    time.Duration // required: at least RetryBackoff
 }
