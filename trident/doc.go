@@ -53,7 +53,8 @@
 //   - coord and completion, the pure batch coordinator and
 //     batch-completion machine the runtime drives.
 //
-// Imports go one way: trident -> runtime -> plan, coord, completion. The
-// layers below never import package trident; docs/trident.md describes
-// them and the vocabulary.
+// Imports go one way: trident -> runtime -> plan, coord, completion
+// (trident also imports plan, to describe its graph). The layers below
+// never import package trident; docs/trident.md describes them and the
+// vocabulary.
 package trident
