@@ -59,24 +59,24 @@ func TestSubmitRejectsConfigWithoutAckers(t *testing.T) {
 	}
 }
 
-func TestPlanGroupsOperationsBetweenRepartitions(t *testing.T) {
+func TestPlanStagesOperationsBetweenRepartitions(t *testing.T) {
 	tt := NewTopology("plan")
 	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1) }).Parallelism(3))
 	w := s.Each(Fields{"sentence"}, split, "word").Filter(FilterFunc(func(context.Context, Tuple) (bool, error) { return true, nil }))
 	g := w.Shuffle().Project("word").Parallelism(2).GroupBy("word")
 	PersistentAggregate(g, OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
-	groups := tt.plan().groups
-	if len(groups) != 3 {
-		t.Fatalf("groups = %v", groups)
+	stages := tt.plan().Stages
+	if len(stages) != 3 {
+		t.Fatalf("stages = %v", stages)
 	}
-	if groups[0].name != "spout-s" || groups[0].parallelism != 3 || len(groups[0].nodes) != 3 {
-		t.Fatalf("source group = %+v", groups[0])
+	if stages[0].Name != "spout-s" || stages[0].Parallelism != 3 || len(stages[0].Nodes) != 3 {
+		t.Fatalf("source stage = %+v", stages[0])
 	}
-	if groups[1].parallelism != 2 || groups[1].committer || len(groups[1].upstream) != 1 {
-		t.Fatalf("middle group = %+v", groups[1])
+	if stages[1].Parallelism != 2 || stages[1].Committer || len(stages[1].Upstream) != 1 {
+		t.Fatalf("middle stage = %+v", stages[1])
 	}
-	if !groups[2].committer || groups[2].upstream[0] != groups[1] {
-		t.Fatalf("last group = %+v", groups[2])
+	if !stages[2].Committer || stages[2].Upstream[0] != stages[1] {
+		t.Fatalf("last stage = %+v", stages[2])
 	}
 }
 

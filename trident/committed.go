@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/plan"
 )
 
 // ErrNoCommittedRead is matched by the error of ReadCommitted on map state
@@ -43,12 +44,15 @@ func ReadCommitted[V any](ctx context.Context, r *Running, st *State[state.MapSt
 	if ok {
 		mf, ok = p.p.(mapFactory[V])
 	}
-	g := r.plan.groupOf[st.n]
-	if !ok || g == nil {
+	var stage *plan.Stage
+	if ok {
+		stage = r.plan.StageOf(r.graph[st.n.id])
+	}
+	if !ok || stage == nil {
 		return nil, fmt.Errorf("%w: ReadCommitted: the state is not the map state of a persistent aggregation", ErrInvalid)
 	}
 	committed := r.Committed()
-	parts := g.parallelism
+	parts := stage.Parallelism
 	out := make([]state.Entry[V], len(keys))
 	for p := range parts {
 		ms, err := openMapState(ctx, mf.mapFactory(), p, parts)

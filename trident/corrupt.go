@@ -2,7 +2,6 @@ package trident
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/squallstream/squall/state"
@@ -51,7 +50,7 @@ const CorruptAttempts = 3
 // under CorruptQuarantine.
 type Quarantined struct {
 	Topology  string
-	Component string  // the group whose state held it
+	Component string  // the stage whose state held it
 	Attempt   Attempt // the batch that met it
 	Map       string  // the state's name (state.MapOptions.Name or the backing map's)
 	Key       state.Key
@@ -87,43 +86,36 @@ func (m *MemoryQuarantine) Values() []Quarantined { return m.values.all() }
 
 // Quarantined returns the number of corrupt stored values moved to the
 // quarantine (replays included).
-func (r *Running) Quarantined() uint64 { return r.status.quarantined.Load() }
+func (r *Running) Quarantined() uint64 { return r.status.Quarantined() }
 
 // FailedAttempts returns the number of failed batch attempts and failed
 // master actions (store or spout calls) since the topology started. Logs
 // show only the changes of the stream's health; this counts everything.
-func (r *Running) FailedAttempts() uint64 { return r.status.failedAttempts.Load() }
+func (r *Running) FailedAttempts() uint64 { return r.status.FailedAttempts() }
 
-// guardCorrupt applies Config.OnCorruptState to the persistent state st
-// of node n: under CorruptQuarantine it installs the handler that moves
-// corrupt values to the quarantine.
-func (b *groupBolt) guardCorrupt(n *node, st any) error {
-	if b.cfg.OnCorruptState != CorruptQuarantine {
+// guardCorrupt applies Config.OnCorruptState to the state st: under
+// CorruptQuarantine it installs the handler that moves corrupt values to
+// the quarantine.
+func (s *stageTask) guardCorrupt(st any) error {
+	if s.cfg.OnCorruptState != CorruptQuarantine {
 		return nil
 	}
 	h, ok := st.(state.CorruptHandling)
 	if !ok {
 		return fmt.Errorf("%w: OnCorruptState is %v, but the state of %s (%T) cannot hand over corrupt values (state.CorruptHandling)",
-			ErrInvalid, b.cfg.OnCorruptState, b.g.name, st)
+			ErrInvalid, s.cfg.OnCorruptState, s.stage.Name, st)
 	}
 	h.SetCorruptHandler(func(ctx context.Context, e *state.DecodeError) error {
-		q := Quarantined{Topology: b.topology, Component: b.g.name, Attempt: b.committing,
+		q := Quarantined{Topology: s.task.Topology, Component: s.stage.Name, Attempt: s.committing,
 			Map: e.Map, Key: e.Key, Raw: e.Raw, Err: e.Err}
-		if err := b.cfg.Quarantine.Put(ctx, q); err != nil {
+		if err := s.cfg.Quarantine.Put(ctx, q); err != nil {
 			return fmt.Errorf("trident: quarantining %v: %w", e, err)
 		}
-		b.status.quarantined.Add(1)
-		b.log.Warn("corrupt stored value quarantined; the key is treated as absent",
-			"component", b.g.name, "task", b.task, "batch", b.committing.String(), "map", e.Map,
+		s.task.Status.AddQuarantined()
+		s.task.Log.Warn("corrupt stored value quarantined; the key is treated as absent",
+			"component", s.stage.Name, "task", s.task.ID, "batch", s.committing.String(), "map", e.Map,
 			"key", e.Key.String(), "bytes", len(e.Raw), "err", e.Err)
 		return nil
 	})
 	return nil
-}
-
-// corruptCause returns the undecodable stored value a batch failed on, if
-// it did.
-func corruptCause(err error) (*state.DecodeError, bool) {
-	var de *state.DecodeError
-	return de, errors.As(err, &de)
 }

@@ -9,7 +9,7 @@ import (
 
 // Rejected returns the number of tuples rejected to the dead letters
 // (replays included).
-func (r *Running) Rejected() uint64 { return r.status.rejected.Load() }
+func (r *Running) Rejected() uint64 { return r.status.Rejected() }
 
 // Letter is a tuple an operation rejected as bad input.
 type Letter struct {
@@ -93,20 +93,20 @@ func (l *memoryList[T]) all() []T {
 // rejected handles an operation's error for the tuple (values, fields) of
 // batch a: a rejection goes to the dead letters and counts as handled
 // (nil); any other error is returned as is.
-func (b *groupBolt) rejected(err error, a Attempt, fields Fields, values []any) error {
+func (s *stageTask) rejected(err error, a Attempt, fields Fields, values []any) error {
 	var r *rejection
 	if !errors.As(err, &r) {
 		return err
 	}
-	if b.cfg.DeadLetters == nil {
-		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, b.g.name, b.task, r.err)
+	if s.cfg.DeadLetters == nil {
+		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, s.stage.Name, s.task.ID, r.err)
 	}
-	l := Letter{Topology: b.topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
-	b.status.rejected.Add(1)
-	if err := b.cfg.DeadLetters.Put(b.ctx, l); err != nil {
+	l := Letter{Topology: s.task.Topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
+	s.task.Status.AddRejected()
+	if err := s.cfg.DeadLetters.Put(s.ctx, l); err != nil {
 		return fmt.Errorf("trident: writing a dead letter: %w", err)
 	}
-	b.log.Warn("tuple rejected to dead letters", "component", b.g.name, "task", b.task, "batch", a.String(),
+	s.task.Log.Warn("tuple rejected to dead letters", "component", s.stage.Name, "task", s.task.ID, "batch", a.String(),
 		"fields", fields, "values", fmt.Sprint(values), "err", r.err)
 	return nil
 }

@@ -6,6 +6,5 @@ import "github.com/squallstream/squall/topology"
 // from its announcement to the end of its commit; quantiles are accurate
 // to about 7%, the maximum exactly.
 func (r *Running) BatchLatency() topology.Latency {
-	s := r.status.latency.Summary()
-	return topology.Latency{Count: s.Count, P50: s.P50, P99: s.P99, Max: s.Max}
+	return r.status.BatchLatency()
 }

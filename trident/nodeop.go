@@ -1,15 +1,20 @@
 package trident
 
-import "context"
+import (
+	"context"
+
+	"github.com/squallstream/squall/trident/internal/plan"
+)
 
 // op is what a node does: one struct per kind of operation, each with
-// only its own fields. The planner and the bolts switch on its type.
+// only its own fields. The graph description for the planner (graph.go)
+// and the stage processor (stage.go) switch on its type.
 type op interface {
 	// kind names the operation in a printed plan.
 	kind() string
 }
 
-// sourceOp reads a stream from a source; it starts a group.
+// sourceOp reads a stream from a source; it starts a stage.
 type sourceOp struct{ src *Source }
 
 // eachOp runs a Function on the input fields and appends what it emits.
@@ -30,27 +35,28 @@ type peekOp struct{ fn func(Tuple) }
 // projectOp keeps the fields at idx of the parent's tuple.
 type projectOp struct{ idx []int }
 
-// partitionOp is a repartition: it starts a group, which receives the
-// parent's tuples with the partitioning how (by fields for partFields).
+// partitionOp is a repartition: it starts a stage, which receives the
+// parent's tuples with the partitioning how (by fields for ByFields).
 type partitionOp struct {
-	how    partitioning
+	how    plan.Partitioning
 	fields Fields
 }
 
-// mergeOp is the union of its node's parents; it starts a group.
+// mergeOp is the union of its node's parents; it starts a stage.
 type mergeOp struct{}
 
-// aggregateOp aggregates each batch (per group), emitting at its end.
+// aggregateOp aggregates each batch (per group of GroupBy), emitting at
+// its end.
 type aggregateOp struct{ agg aggregator }
 
 // persistOp writes each batch to state in the batch's commit phase; its
-// group is a committer.
+// stage is a committer.
 type persistOp struct {
 	p     persister
 	inSch *schema // input fields
 }
 
-// queryOp queries state in the batch's commit phase. It runs in the group
+// queryOp queries state in the batch's commit phase. It runs in the stage
 // of the node that writes the state, or, for static state, in its parent's.
 type queryOp struct {
 	q      querier
@@ -60,7 +66,7 @@ type queryOp struct {
 	static func(ctx context.Context, partition, numPartitions int) (any, error)
 }
 
-// joinOp joins its node's two parents by keys; it starts a group.
+// joinOp joins its node's two parents by keys; it starts a stage.
 type joinOp struct {
 	plan *joinPlan
 	keys [2]Fields // the keys of each side

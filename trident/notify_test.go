@@ -10,6 +10,7 @@ import (
 
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
 // TestWaitCommittedWakesOnCommit: WaitCommitted is woken by the commit it
@@ -17,7 +18,7 @@ import (
 // txids wake it without returning; and no goroutine is left behind.
 func TestWaitCommittedWakesOnCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := &Running{status: newStatus(coordstore.Fence{Owner: "w"})}
+		r := &Running{status: runtime.NewStatus(coordstore.Fence{Owner: "w"})}
 		var returned atomic.Bool
 		done := make(chan error, 1)
 		go func() {
@@ -26,13 +27,13 @@ func TestWaitCommittedWakesOnCommit(t *testing.T) {
 			done <- err
 		}()
 		synctest.Wait()
-		r.status.setCommitted(2)
+		r.status.SetCommitted(2)
 		synctest.Wait()
 		if returned.Load() {
 			t.Fatal("WaitCommitted(3) returned at txid 2")
 		}
 		start := time.Now()
-		r.status.setCommitted(3)
+		r.status.SetCommitted(3)
 		synctest.Wait() // no virtual time passes: a poll would still be sleeping
 		if !returned.Load() {
 			t.Fatal("WaitCommitted(3) did not wake when txid 3 committed")
@@ -47,7 +48,7 @@ func TestWaitCommittedWakesOnCommit(t *testing.T) {
 // ends the wait at once, with the halting error or the context's.
 func TestWaitCommittedWakesOnHaltAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := &Running{status: newStatus(coordstore.Fence{Owner: "w"})}
+		r := &Running{status: runtime.NewStatus(coordstore.Fence{Owner: "w"})}
 		halted := make(chan error, 1)
 		go func() { halted <- r.WaitCommitted(context.Background(), 1) }()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +56,7 @@ func TestWaitCommittedWakesOnHaltAndCancel(t *testing.T) {
 		go func() { cancelled <- r.WaitCommitted(ctx, 1) }()
 		synctest.Wait()
 		errHalt := errors.New("halted for the test")
-		r.status.halt(errHalt)
+		r.status.Halt(errHalt)
 		cancel()
 		synctest.Wait()
 		select {

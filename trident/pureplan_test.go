@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/squallstream/squall/trident/internal/plan"
 )
 
 // snapshotNodes prints every field of the declared nodes, of their ops
@@ -18,27 +20,26 @@ func snapshotNodes(t *Topology) []string {
 	return snaps
 }
 
-// TestPlanIsPure plans each of planCases twice: both plans print the
-// same, share no groups, and leave the declared nodes as they were.
-func TestPlanIsPure(t *testing.T) {
+// TestPlanningLeavesTheDeclarationAlone describes and plans each of
+// planCases twice: the declared nodes stay as they were, the two graph
+// descriptions share no node, and both plans print the same. (The
+// planner's own purity is TestPlanIsPure in package plan.)
+func TestPlanningLeavesTheDeclarationAlone(t *testing.T) {
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
 			tt := c.declare(t)
 			before := snapshotNodes(tt)
-			first := tt.plan()
+			first, second := tt.graph(), tt.graph()
+			a, b := plan.Print(plan.New(first)), plan.Print(plan.New(second))
 			if after := snapshotNodes(tt); !slices.Equal(before, after) {
 				t.Fatalf("planning changed the declared nodes:\nbefore %v\nafter  %v", before, after)
 			}
-			second := tt.plan()
-			if after := snapshotNodes(tt); !slices.Equal(before, after) {
-				t.Fatalf("planning again changed the declared nodes:\nbefore %v\nafter  %v", before, after)
-			}
-			if a, b := printPlan(first), printPlan(second); a != b {
+			if a != b {
 				t.Fatalf("planning twice printed differently:\nfirst:\n%s\nsecond:\n%s", a, b)
 			}
-			for _, g := range first.groups {
-				if slices.Contains(second.groups, g) {
-					t.Fatalf("group %s is shared by both plans", g.name)
+			for _, n := range first {
+				if slices.Contains(second, n) {
+					t.Fatalf("node %v is in both graph descriptions", n)
 				}
 			}
 		})

@@ -293,7 +293,7 @@ func TestRetryConfigValidation(t *testing.T) {
 	}
 	cfg.BatchEmitInterval = 50 * time.Millisecond
 	cfg.RetryBackoff, cfg.MaxRetryBackoff = 0, 0
-	if cc := coordConfig(cfg, 1); cc.RetryBackoff != 2 || cc.MaxRetryBackoff != 600 {
-		t.Fatalf("ticks: %d..%d, want 2..600", cc.RetryBackoff, cc.MaxRetryBackoff)
+	if rc := cfg.runtimeConfig(); rc.RetryBackoff != DefaultRetryBackoff || rc.MaxRetryBackoff != DefaultMaxRetryBackoff {
+		t.Fatalf("runtime backoff %v..%v, want the defaults %v..%v", rc.RetryBackoff, rc.MaxRetryBackoff, DefaultRetryBackoff, DefaultMaxRetryBackoff)
 	}
 }

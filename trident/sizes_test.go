@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/runtime"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -93,7 +94,7 @@ func TestSlowBatchTimesOutAndIsReplayed(t *testing.T) {
 		if got := readCounts(t, f, 1, words()...); fmt.Sprint(got) != fmt.Sprint(wantCounts()) {
 			t.Fatalf("counts = %v, want %v", got, wantCounts())
 		}
-		if failed := r.Stats().Components[masterComponent].TimedOut; failed == 0 {
+		if failed := r.Stats().Components[runtime.MasterComponent].TimedOut; failed == 0 {
 			t.Fatal("the slow batch did not time out")
 		}
 	})

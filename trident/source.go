@@ -15,7 +15,7 @@ type Source struct {
 	id          string
 	fields      Fields
 	parallelism int
-	coordinator func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Coordinator, error)
+	allocator   func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Allocator, error)
 	executor    func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error)
 }
 
@@ -28,8 +28,8 @@ func (s Source) Parallelism(n int) Source { s.parallelism = n; return s }
 // tuples when a txid is replayed.
 func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 	return Source{fields: fields, parallelism: 1,
-		coordinator: func(coordstore.Store, coordstore.Fence, string) (*spout.Coordinator, error) {
-			return spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.NonTransactional})
+		allocator: func(coordstore.Store, coordstore.Fence, string) (*spout.Allocator, error) {
+			return spout.NewAllocator(spout.AllocatorConfig{Kind: spout.NonTransactional})
 		},
 		executor: func(coordstore.Store, coordstore.Fence, string, int, int) (spout.Executor, error) {
 			return spout.NewBatchExecutor(spout.BatchConfig{Spout: newSpout()})
@@ -42,7 +42,7 @@ func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 //
 // The runtime opens both halves with the worker that runs them and closes
 // them when it stops: newLister is called once per worker start for the
-// stream's coordinator, newEmitter once per task, and each result that
+// stream's allocator, newEmitter once per task, and each result that
 // implements io.Closer is closed when that worker stops (a crash
 // included). A restarted worker gets new ones, so return a new value on
 // every call if it holds resources; a Lister shared on purpose (one per
@@ -74,7 +74,7 @@ func OpaqueSource[M any](fields Fields, newLister func() spout.Lister, newEmitte
 func partitioned[M any](fields Fields, kind spout.Kind, newLister func() spout.Lister,
 	newExecutor func(spout.ExecutorConfig[M]) (spout.Executor, error)) Source {
 	return Source{fields: fields, parallelism: 1,
-		coordinator: func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Coordinator, error) {
+		allocator: func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Allocator, error) {
 			if newLister == nil {
 				return nil, fmt.Errorf("%w: stream %q: no Lister constructor", spout.ErrInvalidConfig, stream)
 			}
@@ -82,7 +82,7 @@ func partitioned[M any](fields Fields, kind spout.Kind, newLister func() spout.L
 			if l == nil {
 				return nil, fmt.Errorf("%w: stream %q: the Lister constructor returned nil", spout.ErrInvalidConfig, stream)
 			}
-			c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: store, Stream: stream, Fence: owner, Partitions: l})
+			c, err := spout.NewAllocator(spout.AllocatorConfig{Kind: kind, Store: store, Stream: stream, Fence: owner, Partitions: l})
 			if err != nil {
 				if cl, ok := l.(io.Closer); ok {
 					err = errors.Join(err, cl.Close())

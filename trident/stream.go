@@ -3,6 +3,8 @@ package trident
 import (
 	"fmt"
 	"slices"
+
+	"github.com/squallstream/squall/trident/internal/plan"
 )
 
 // Topology declares Trident streams. Mistakes (unknown fields, clashing
@@ -19,29 +21,18 @@ type Topology struct {
 // restarted topology resumes from its last committed batch.
 func NewTopology(name string) *Topology { return &Topology{name: name} }
 
-// partitioning is how a partition node spreads tuples over the next bolt.
-type partitioning uint8
-
-const (
-	partShuffle partitioning = iota + 1
-	partFields
-	partGlobal
-	partBroadcast
-	partBatchGlobal
-	partLocalOrShuffle // a merge's input: no declared repartition
-)
-
-// node is one operation of the declared graph: a vertex with its edges,
-// output fields and parallelism hint, and the operation itself (op). Its
-// place in the plan is not stored on it: planning returns a plan.
+// node is one operation of the declared graph: a vertex with its
+// parents, output fields and parallelism hint, and the operation itself
+// (op). Its place in the plan is not stored on it: the planner
+// (trident/internal/plan) reads a description of the nodes (graph.go) and
+// returns a plan.
 type node struct {
-	id       int
-	op       op
-	parent   *node
-	others   []*node // further parents of a merge or join
-	children []*node
-	sch      *schema // output fields
-	hint     int     // parallelism hint, 0 if none
+	id     int
+	op     op
+	parent *node
+	others []*node // further parents of a merge or join
+	sch    *schema // output fields
+	hint   int     // parallelism hint, 0 if none
 }
 
 // inputs returns the node's parents.
@@ -54,9 +45,6 @@ func (n *node) inputs() []*node {
 
 func (t *Topology) add(n *node) *node {
 	n.id = len(t.nodes)
-	for _, p := range n.inputs() {
-		p.children = append(p.children, n)
-	}
 	t.nodes = append(t.nodes, n)
 	return n
 }
@@ -178,29 +166,29 @@ func (s *Stream) Project(fields ...string) *Stream {
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
-func (s *Stream) partition(p partitioning, fields Fields) *Stream {
+func (s *Stream) partition(p plan.Partitioning, fields Fields) *Stream {
 	n := &node{op: &partitionOp{how: p, fields: slices.Clone(fields)}, parent: s.n, sch: s.n.sch}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
 // Shuffle spreads the tuples evenly over the next operation's tasks.
-func (s *Stream) Shuffle() *Stream { return s.partition(partShuffle, nil) }
+func (s *Stream) Shuffle() *Stream { return s.partition(plan.Shuffle, nil) }
 
 // PartitionBy sends tuples with equal values in fields to the same task.
 func (s *Stream) PartitionBy(fields ...string) *Stream {
 	s.checkFields("PartitionBy", fields)
-	return s.partition(partFields, fields)
+	return s.partition(plan.ByFields, fields)
 }
 
 // Global sends every tuple to one task.
-func (s *Stream) Global() *Stream { return s.partition(partGlobal, nil) }
+func (s *Stream) Global() *Stream { return s.partition(plan.Global, nil) }
 
 // Broadcast sends every tuple to every task of the next operation.
-func (s *Stream) Broadcast() *Stream { return s.partition(partBroadcast, nil) }
+func (s *Stream) Broadcast() *Stream { return s.partition(plan.Broadcast, nil) }
 
 // BatchGlobal sends all the tuples of a batch to one task, chosen by the
 // batch's txid, so different batches go to different tasks.
-func (s *Stream) BatchGlobal() *Stream { return s.partition(partBatchGlobal, nil) }
+func (s *Stream) BatchGlobal() *Stream { return s.partition(plan.BatchGlobal, nil) }
 
 // Parallelism asks for n tasks for the operations between the nearest
 // repartitions around this point of the stream.

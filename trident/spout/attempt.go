@@ -18,7 +18,7 @@ type Attempt = txn.Attempt
 // "clicks@3" for partition 3 of the Kafka topic clicks. It names the
 // partition's metadata in the coordination store, so it must stay the same
 // across deployments. Names are 1 to 1024 bytes and do not start with '$',
-// which is reserved for the spout coordinator's own entries.
+// which is reserved for the allocator's own entries.
 type Partition string
 
 // String returns the partition id.
@@ -41,7 +41,7 @@ func (p Partition) Validate() error {
 	return nil
 }
 
-// Batch is what the spout coordinator decided about one batch attempt; the
+// Batch is what the allocator decided about one batch attempt; the
 // runtime hands the same Batch to every task's executor.
 type Batch struct {
 	// Attempt is the batch attempt to emit.
@@ -105,7 +105,7 @@ func normalize(ps []Partition) ([]Partition, error) {
 }
 
 // checkSorted returns an error matching ErrInvalidBatch unless ps is
-// sorted, distinct and valid: a Batch must come from a Coordinator.
+// sorted, distinct and valid: a Batch must come from an Allocator.
 func checkSorted(ps []Partition) error {
 	for i, p := range ps {
 		if err := p.Validate(); err != nil {

@@ -15,7 +15,7 @@ func TestBatchExecutor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.NonTransactional})
+	c, err := spout.NewAllocator(spout.AllocatorConfig{Kind: spout.NonTransactional})
 	if err != nil {
 		t.Fatal(err)
 	}

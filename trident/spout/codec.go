@@ -32,7 +32,7 @@ func (JSON[M]) Decode(b []byte) (M, error) {
 //	empty             a marker: the partition has no batch in this txid
 //	0x01 <codec data> the metadata of the partition's batch (version 1)
 //
-// The coordinator's partition lists use the same version byte followed by
+// The allocator's partition lists use the same version byte followed by
 // a JSON array of partition names.
 const formatV1 = 0x01
 
@@ -64,7 +64,7 @@ func decodeMeta[M any](c Codec[M], v []byte) (M, error) {
 	return m, nil
 }
 
-// encodePartitions stores a coordinator's partition list.
+// encodePartitions stores an allocator's partition list.
 func encodePartitions(ps []Partition) ([]byte, error) {
 	return encodeMeta[[]Partition](JSON[[]Partition]{}, ps)
 }

@@ -34,8 +34,8 @@ func (k Kind) String() string {
 	}
 }
 
-// CoordinatorConfig configures a Coordinator.
-type CoordinatorConfig struct {
+// AllocatorConfig configures an Allocator.
+type AllocatorConfig struct {
 	// Kind is the spout's flavour. Required.
 	Kind Kind
 
@@ -58,9 +58,9 @@ type CoordinatorConfig struct {
 	Partitions Lister
 }
 
-// Validate reports a configuration a Coordinator cannot run with. The
+// Validate reports a configuration an Allocator cannot run with. The
 // error matches ErrInvalidConfig.
-func (c CoordinatorConfig) Validate() error {
+func (c AllocatorConfig) Validate() error {
 	switch c.Kind {
 	case NonTransactional:
 		return nil
@@ -89,11 +89,11 @@ type ExecutorConfig[M any] struct {
 	// Store keeps each partition's metadata by txid. Required.
 	Store coordstore.Store
 
-	// Stream is the stream's state id, the one its Coordinator uses.
+	// Stream is the stream's state id, the one its Allocator uses.
 	// Required.
 	Stream string
 
-	// Fence is the owner and generation, the Coordinator's. Required.
+	// Fence is the owner and generation, the Allocator's. Required.
 	Fence coordstore.Fence
 
 	// Task is this executor's index among the spout's tasks, from 0 to

@@ -136,7 +136,7 @@ func TestTransactionalStoresBeforeEmit(t *testing.T) {
 	store := ownedStore()
 	r := newRig(t, spout.Transactional, store, src, 1)
 	ctx := context.Background()
-	b, err := r.coord.Begin(ctx, at(1, 0))
+	b, err := r.alloc.Begin(ctx, at(1, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ var (
 	ErrInvalidPartition = errors.New("spout: invalid partition")
 
 	// ErrInvalidBatch is matched by the error of an executor given a Batch
-	// that no Coordinator made: unsorted or invalid partitions. It is fatal.
+	// that no Allocator made: unsorted or invalid partitions. It is fatal.
 	ErrInvalidBatch = errors.New("spout: invalid batch")
 
 	// ErrUnavailable is for emitters: Reemit returns an error matching it
@@ -35,7 +35,7 @@ var (
 	ErrBadMetadata = errors.New("spout: bad metadata")
 
 	// ErrUnknownAttempt is matched by the error of BeginCommit for an
-	// attempt that is not the one the executor or coordinator last began
+	// attempt that is not the one the executor or allocator last began
 	// for its txid, or one whose emission failed. It is retryable: the
 	// batch is replayed.
 	ErrUnknownAttempt = errors.New("spout: unknown batch attempt")
@@ -46,7 +46,7 @@ var (
 	ErrStale = errors.New("spout: batch already committed")
 
 	// ErrClosed is returned by the methods of a closed executor or
-	// coordinator.
+	// allocator.
 	ErrClosed = errors.New("spout: closed")
 )
 

@@ -43,9 +43,9 @@ func TestExecutorConfigErrors(t *testing.T) {
 	}
 }
 
-func TestCoordinatorConfigErrors(t *testing.T) {
+func TestAllocatorConfigErrors(t *testing.T) {
 	src := spouttest.NewSource("p")
-	for name, cfg := range map[string]spout.CoordinatorConfig{
+	for name, cfg := range map[string]spout.AllocatorConfig{
 		"zero":       {},
 		"bad kind":   {Kind: 9, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: src},
 		"nil store":  {Kind: spout.Opaque, Stream: stream, Fence: testFence, Partitions: src},
@@ -54,11 +54,11 @@ func TestCoordinatorConfigErrors(t *testing.T) {
 		"long name":  {Kind: spout.Opaque, Store: ownedStore(), Stream: strings.Repeat("s", 1025), Partitions: src},
 		"no lister2": {Kind: spout.Transactional, Store: ownedStore(), Stream: stream},
 	} {
-		if _, err := spout.NewCoordinator(cfg); !errors.Is(err, spout.ErrInvalidConfig) {
+		if _, err := spout.NewAllocator(cfg); !errors.Is(err, spout.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.NonTransactional})
+	c, err := spout.NewAllocator(spout.AllocatorConfig{Kind: spout.NonTransactional})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestInvalidPartitions(t *testing.T) {
 			t.Errorf("Validate(%.20q) = %v", p, err)
 		}
 		lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return []spout.Partition{"a", p}, nil })
-		c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
+		c, err := spout.NewAllocator(spout.AllocatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,13 +85,13 @@ func TestInvalidPartitions(t *testing.T) {
 	}
 	// Duplicates and order do not matter.
 	lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return []spout.Partition{"b", "a", "b"}, nil })
-	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
+	c, _ := spout.NewAllocator(spout.AllocatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 	if b, err := c.Begin(t.Context(), at(1, 0)); err != nil || len(b.Partitions) != 2 || b.Partitions[0] != "a" {
 		t.Fatalf("Begin = %+v, %v", b, err)
 	}
 }
 
-// A Batch that no coordinator made is refused.
+// A Batch that no allocator made is refused.
 func TestInvalidBatch(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
 	x, err := spout.NewOpaque(spout.ExecutorConfig[offsets]{Store: ownedStore(), Stream: stream, Fence: testFence, Emitter: src.Emitter()})
@@ -110,7 +110,7 @@ func TestListerErrorKeepsKind(t *testing.T) {
 	boom := errors.New("metadata request timed out")
 	lister := spout.ListerFunc(func(context.Context) ([]spout.Partition, error) { return nil, failure.Retryable(boom) })
 	for _, kind := range both {
-		c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
+		c, _ := spout.NewAllocator(spout.AllocatorConfig{Kind: kind, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: lister})
 		if _, err := c.Begin(t.Context(), at(1, 0)); !errors.Is(err, boom) || !failure.IsRetryable(err) {
 			t.Errorf("%s: Begin = %v, want the lister's retryable error", kind, err)
 		}
@@ -180,11 +180,11 @@ func TestBeginCommitUnknownAttempt(t *testing.T) {
 			t.Fatalf("%s: %v, want a retryable ErrUnknownAttempt", what, err)
 		}
 	}
-	check("coordinator, nothing begun", r.coord.BeginCommit(ctx, at(1, 0)))
+	check("allocator, nothing begun", r.alloc.BeginCommit(ctx, at(1, 0)))
 	check("executor, nothing emitted", r.execs[0].BeginCommit(ctx, at(1, 0)))
 	r.emit(at(1, 0))
 	r.emit(at(1, 1))
-	check("coordinator, old attempt", r.coord.BeginCommit(ctx, at(1, 0)))
+	check("allocator, old attempt", r.alloc.BeginCommit(ctx, at(1, 0)))
 	check("executor, old attempt", r.execs[0].BeginCommit(ctx, at(1, 0)))
 	src.SetFault(func(spouttest.Call) error { return errors.New("boom") })
 	if _, _, err := r.tryEmit(at(1, 2)); err == nil {
@@ -230,7 +230,7 @@ func TestBadMetadata(t *testing.T) {
 		if err := store.PutMeta(t.Context(), testFence.Generation, ck, 2, []byte("\x01[\"b\",\"a\"]")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.coord.Begin(t.Context(), at(2, 1)); !errors.Is(err, spout.ErrBadMetadata) {
+		if _, err := r.alloc.Begin(t.Context(), at(2, 1)); !errors.Is(err, spout.ErrBadMetadata) {
 			t.Fatalf("unsorted stored partition list: %v", err)
 		}
 	})
@@ -260,7 +260,7 @@ func TestClose(t *testing.T) {
 		src := spouttest.NewSource("p")
 		r := newRig(t, kind, ownedStore(), src, 1)
 		r.batch(at(1, 0))
-		x, c, e := r.execs[0], r.coord, r.emitters[0]
+		x, c, e := r.execs[0], r.alloc, r.emitters[0]
 		if err := x.Close(); err != nil || !e.Closed() {
 			t.Fatalf("Close = %v, emitter closed %v", err, e.Closed())
 		}
@@ -282,7 +282,7 @@ func TestClose(t *testing.T) {
 			t.Fatalf("Begin after Close = %v", err)
 		}
 		if c.Ready(ctx, 2) {
-			t.Fatal("a closed coordinator is ready")
+			t.Fatal("a closed allocator is ready")
 		}
 	})
 }
@@ -296,12 +296,12 @@ func (l readyLister) Ready(_ context.Context, txid state.TxID) bool { return l.r
 
 func TestReady(t *testing.T) {
 	src := spouttest.NewSource("p")
-	c, _ := spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: src})
+	c, _ := spout.NewAllocator(spout.AllocatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: src})
 	if !c.Ready(t.Context(), 1) {
 		t.Fatal("a Lister without Ready is not ready")
 	}
 	l := readyLister{Source: src, ready: func(txid state.TxID) bool { return txid%2 == 0 }}
-	c, _ = spout.NewCoordinator(spout.CoordinatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: l})
+	c, _ = spout.NewAllocator(spout.AllocatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: l})
 	if c.Ready(t.Context(), 1) || !c.Ready(t.Context(), 2) {
 		t.Fatal("Ready does not ask the Lister")
 	}

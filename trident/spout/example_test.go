@@ -21,7 +21,7 @@ func Example() {
 	src.Append("clicks@0", "a", "b")
 	src.Append("clicks@1", "c")
 
-	coord, _ := spout.NewCoordinator(spout.CoordinatorConfig{
+	alloc, _ := spout.NewAllocator(spout.AllocatorConfig{
 		Kind: spout.Opaque, Store: store, Stream: "clicks", Fence: owner, Partitions: src,
 	})
 	var tasks []spout.Executor
@@ -32,7 +32,7 @@ func Example() {
 		tasks = append(tasks, x)
 	}
 	emit := func(a spout.Attempt) {
-		b, _ := coord.Begin(ctx, a) // 1. once per attempt
+		b, _ := alloc.Begin(ctx, a) // 1. once per attempt
 		var c spouttest.Collector
 		for _, x := range tasks {
 			x.EmitBatch(ctx, b, &c) // 2. every task, same batch
@@ -40,7 +40,7 @@ func Example() {
 		fmt.Println(a, "frozen:", b.Frozen, "records:", len(c.Records()))
 	}
 	beginCommit := func(a spout.Attempt) {
-		coord.BeginCommit(ctx, a) // 3. coordinator first,
+		alloc.BeginCommit(ctx, a) // 3. allocator first,
 		for _, x := range tasks {
 			x.BeginCommit(ctx, a) // then every task; then state is written
 		}
@@ -52,7 +52,7 @@ func Example() {
 	src.Append("clicks@0", "d")
 	emit(spout.Attempt{TxID: 1, N: 1}) // exactly the frozen batch
 	beginCommit(spout.Attempt{TxID: 1, N: 1})
-	coord.Success(ctx, 1) // 4. after the commit
+	alloc.Success(ctx, 1) // 4. after the commit
 	for _, x := range tasks {
 		x.Success(ctx, 1)
 	}

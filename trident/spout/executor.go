@@ -17,7 +17,7 @@ type Executor interface {
 	EmitBatch(ctx context.Context, b Batch, c Collector) error
 
 	// BeginCommit is called when attempt a enters its commit phase, after
-	// the Coordinator's BeginCommit and before any state of the batch is
+	// the Allocator's BeginCommit and before any state of the batch is
 	// written. An opaque executor stores (freezes) the batch's metadata.
 	BeginCommit(ctx context.Context, a Attempt) error
 

@@ -111,15 +111,15 @@ func TestRandomStoreFaults(t *testing.T) {
 	})
 }
 
-// The coordinator froze an opaque batch but an executor's BeginCommit
+// The allocator froze an opaque batch but an executor's BeginCommit
 // failed before storing: no state was written, so the replay may emit the
 // unfrozen partitions anew, and with an unchanged source it emits the same.
 func TestPartialFreeze(t *testing.T) {
 	src := spouttest.NewSource("a", "b")
 	fill(src, "a", 2)
 	fill(src, "b", 2)
-	// Calls: Begin reads the coordinator entry (1), the executors read
-	// the stores' positions (2, 3); BeginCommit writes the coordinator's
+	// Calls: Begin reads the allocator entry (1), the executors read
+	// the stores' positions (2, 3); BeginCommit writes the allocator's
 	// set (4), then task 0's a (5) and task 1's b (6).
 	fs := faultstore.Wrap(ownedStore(), faultstore.FailNth(6))
 	r := newRig(t, spout.Opaque, fs, src, 2)

@@ -31,11 +31,11 @@ func TestExecutorMissingAnAnnouncement(t *testing.T) {
 				err := x.EmitBatch(ctx, b, &c)
 				return c.Records(), err
 			}
-			b1, err := r.coord.Begin(ctx, at(1, 0))
+			b1, err := r.alloc.Begin(ctx, at(1, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
-			b2, err := r.coord.Begin(ctx, at(2, 0))
+			b2, err := r.alloc.Begin(ctx, at(2, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestExecutorMissingAnAnnouncement(t *testing.T) {
 			// replays exactly, without "b", which batch 3 then reads).
 			var all []rec
 			for _, a := range []spout.Attempt{at(1, 1), at(2, 1), at(3, 0)} {
-				b, err := r.coord.Begin(ctx, a)
+				b, err := r.alloc.Begin(ctx, a)
 				if err != nil {
 					t.Fatal(err)
 				}

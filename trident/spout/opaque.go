@@ -101,7 +101,7 @@ func (x *OpaqueExecutor[M]) emitPartition(ctx context.Context, b Batch, p Partit
 // BeginCommit freezes attempt a: it stores the metadata of each of this
 // task's partitions in the batch (a marker for one that had no batch), so
 // that every later attempt at the txid re-emits the same tuples. The
-// runtime calls it after the Coordinator's BeginCommit and before any
+// runtime calls it after the Allocator's BeginCommit and before any
 // state of the txid is written, and writes no state if it fails.
 //
 // It returns an error matching ErrUnknownAttempt (retryable) if a is not

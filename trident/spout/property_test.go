@@ -32,7 +32,7 @@ func (f *flight) complete() bool { return !slices.Contains(f.emitted, false) }
 func (f *flight) content() []rec { return sortRecs(slices.Concat(f.tuples...)) }
 
 // model plays a pipelined runtime around a rig with the batch
-// coordinator's rules (commits in txid order, a failure discards the
+// allocator's rules (commits in txid order, a failure discards the
 // batch and every later one, attempt numbers only grow), lagging tasks,
 // failed commits after part of the state was written, restarts with
 // another number of tasks, and a source that grows, gains partitions and
@@ -127,7 +127,7 @@ func (m *model) begin(t *rapid.T) {
 	txid := m.committed + state.TxID(len(m.flights)) + 1
 	a := at(txid, m.nextN[txid])
 	m.nextN[txid]++
-	b, err := m.r.coord.Begin(context.Background(), a)
+	b, err := m.r.alloc.Begin(context.Background(), a)
 	if err != nil {
 		m.check("begin "+a.String(), err)
 		return

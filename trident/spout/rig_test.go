@@ -28,14 +28,14 @@ type tb interface {
 	Cleanup(func())
 }
 
-// rig plays the runtime around one partitioned spout: a coordinator and
+// rig plays the runtime around one partitioned spout: an allocator and
 // one executor per task over a store and a spouttest.Source.
 type rig struct {
 	t        tb
 	kind     spout.Kind
 	store    coordstore.Store
 	src      *spouttest.Source
-	coord    *spout.Coordinator
+	alloc    *spout.Allocator
 	execs    []spout.Executor
 	emitters []*spouttest.Emitter
 	// committed is the last txid whose success the rig announced; it
@@ -51,14 +51,14 @@ func newRig(t tb, kind spout.Kind, store coordstore.Store, src *spouttest.Source
 	return r
 }
 
-// start builds the coordinator and executors over the rig's store.
+// start builds the allocator and executors over the rig's store.
 func (r *rig) start(tasks int) {
 	r.t.Helper()
-	c, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: r.kind, Store: r.store, Stream: stream, Fence: testFence, Partitions: r.src})
+	c, err := spout.NewAllocator(spout.AllocatorConfig{Kind: r.kind, Store: r.store, Stream: stream, Fence: testFence, Partitions: r.src})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.coord, r.execs, r.emitters = c, nil, nil
+	r.alloc, r.execs, r.emitters = c, nil, nil
 	for i := range tasks {
 		e := r.src.Emitter()
 		cfg := spout.ExecutorConfig[offsets]{Store: r.store, Stream: stream, Fence: testFence, Task: i, NumTasks: tasks, Emitter: e}
@@ -77,16 +77,16 @@ func (r *rig) start(tasks int) {
 }
 
 func (r *rig) stop() {
-	if r.coord != nil {
-		r.coord.Close()
+	if r.alloc != nil {
+		r.alloc.Close()
 	}
 	for _, x := range r.execs {
 		x.Close()
 	}
-	r.coord, r.execs = nil, nil
+	r.alloc, r.execs = nil, nil
 }
 
-// restart replaces coordinator and executors, as a restarted worker does.
+// restart replaces allocator and executors, as a restarted worker does.
 func (r *rig) restart(tasks int) {
 	r.t.Helper()
 	r.stop()
@@ -99,7 +99,7 @@ func at(txid state.TxID, n uint32) spout.Attempt { return spout.Attempt{TxID: tx
 // task order.
 func (r *rig) tryEmit(a spout.Attempt) ([]rec, spout.Batch, error) {
 	ctx := context.Background()
-	b, err := r.coord.Begin(ctx, a)
+	b, err := r.alloc.Begin(ctx, a)
 	if err != nil {
 		return nil, b, err
 	}
@@ -126,7 +126,7 @@ func (r *rig) emit(a spout.Attempt) []rec {
 
 func (r *rig) tryBeginCommit(a spout.Attempt) error {
 	ctx := context.Background()
-	if err := r.coord.BeginCommit(ctx, a); err != nil {
+	if err := r.alloc.BeginCommit(ctx, a); err != nil {
 		return err
 	}
 	for _, x := range r.execs {
@@ -146,7 +146,7 @@ func (r *rig) beginCommit(a spout.Attempt) {
 
 func (r *rig) trySuccess(txid state.TxID) error {
 	ctx := context.Background()
-	if err := r.coord.Success(ctx, txid); err != nil {
+	if err := r.alloc.Success(ctx, txid); err != nil {
 		return err
 	}
 	r.committed = max(r.committed, txid)

@@ -21,7 +21,7 @@ type Batcher interface {
 	Ack(ctx context.Context, txid state.TxID) error
 }
 
-// Lister lists the partitions of a partitioned source (the coordinator
+// Lister lists the partitions of a partitioned source (the allocator
 // half of Storm's partitioned spouts, getPartitionsForBatch). The result
 // need not be sorted; partitions may appear and disappear between calls.
 //
@@ -78,7 +78,7 @@ type Refresher interface {
 // Committer is implemented by an Emitter that wants to hear when batches
 // committed (Storm's success(txid)), for example to acknowledge its
 // records to the source. Committed(ctx, txid) is called on each task's
-// emitter after the coordinator stored txid as committed (so every txid up
+// emitter after the allocator stored txid as committed (so every txid up
 // to it committed, in every state of the topology), once the task's
 // metadata of earlier batches is cleaned up. It is never called for an
 // attempt that failed or for a txid that did not commit.

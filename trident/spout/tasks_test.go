@@ -121,12 +121,12 @@ func TestPartitionMovesFromLaggingTask(t *testing.T) {
 		fill(src, "c", 4)
 		r := newRig(t, kind, ownedStore(), src, 2)
 		ctx := t.Context()
-		b1, err := r.coord.Begin(ctx, at(1, 0))
+		b1, err := r.alloc.Begin(ctx, at(1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		src.AddPartition("b")
-		b2, err := r.coord.Begin(ctx, at(2, 0))
+		b2, err := r.alloc.Begin(ctx, at(2, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

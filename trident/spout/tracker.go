@@ -51,7 +51,7 @@ func newTracker[M any](task, numTasks int) tracker[M] {
 
 // begin records the start of b and returns its record. A txid at or below
 // a live one discards that batch and every later one: the batch
-// coordinator re-emits them all.
+// allocator re-emits them all.
 //
 // What committed the executor learns from successes and from the batches
 // themselves (Batch.Committed), never by taking the first batch it sees

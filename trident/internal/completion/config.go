@@ -13,22 +13,22 @@ type Attempt = coord.Attempt
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("completion: invalid config")
 
-// Config is the shape of a group, as one of its tasks sees it.
+// Config is the shape of a stage, as one of its tasks sees it.
 type Config struct {
 	// Reports is the number of reports per batch: one per upstream task.
 	Reports int
-	// EarlyReports is how many of them come from upstream groups that
+	// EarlyReports is how many of them come from upstream stages that
 	// report in the processing phase.
 	EarlyReports int
 	// Late names the upstream components that report in the commit phase;
 	// it is empty exactly when EarlyReports equals Reports.
 	Late []string
-	// Committer is set for a group that writes state: it finishes a batch
+	// Committer is set for a stage that writes state: it finishes a batch
 	// in the commit phase, anchored to the commit.
 	Committer bool
 }
 
-// Validate reports a config that does not describe a group with upstream
+// Validate reports a config that does not describe a stage with upstream
 // tasks.
 func (c Config) Validate() error {
 	switch {

@@ -1,14 +1,14 @@
-// Package completion tracks, for one task of a Trident group, when each
+// Package completion tracks, for one task of a Trident stage, when each
 // batch attempt is complete: every upstream task has reported how many data
 // tuples it sent, and that many arrived. It is a pure state machine, without
-// goroutines, clocks or tuples; the shell (the group's bolt) feeds it
-// inputs, runs the group's operations and executes the actions it queues.
+// goroutines, clocks or tuples; the shell (the stage's bolt) feeds it
+// inputs, runs the stage's operations and executes the actions it queues.
 //
 // # Inputs
 //
 //   - Data(a, early): a data tuple of attempt a arrived (early: from an
-//     upstream group that reports in the processing phase). It returns
-//     whether the shell should run the group's operations on it; the shell
+//     upstream stage that reports in the processing phase). It returns
+//     whether the shell should run the stage's operations on it; the shell
 //     acks data tuples itself.
 //   - Report(a, from, count, h): upstream component from reports that one
 //     of its tasks sent count tuples of a; h is the report's handle.
@@ -46,7 +46,7 @@
 //     on error. A batch attempt is finished at most once.
 //   - An attempt is never finished before all Config.Reports reports arrived
 //     and the number of data tuples Data counted equals the sum of their
-//     counts. In a group with both early and late upstream groups, the first
+//     counts. In a stage with both early and late upstream stages, the first
 //     early report is held until every early report and every early tuple
 //     arrived, then acked (a mismatch fails the batch then); the first late
 //     report is the anchor of Finish. A committer acks reports at once and
@@ -61,6 +61,10 @@
 //   - Success(txid) fails the held handles of every record up to txid, in
 //     txid order, and forgets them: no state up to txid remains.
 //
-// The group's bolt in package trident is the shell; docs/trident.md
+// The stage bolt in trident/internal/runtime is the shell; docs/trident.md
 // describes the protocol around it.
+//
+// Package completion imports only state (for TxID) and coord (for
+// Attempt), both pure: no goroutines, clocks, tuples, stores or the
+// runtime.
 package completion

@@ -11,7 +11,7 @@ import (
 type Machine[H any] struct {
 	cfg      Config
 	late     map[string]bool
-	mixed    bool // fed both by early and by late upstream groups
+	mixed    bool // fed both by early and by late upstream stages
 	batches  map[state.TxID]*record[H]
 	finished map[state.TxID]uint32 // the attempt that finished each txid, until its success
 	queue    []Action[H]
@@ -25,14 +25,14 @@ type record[H any] struct {
 	received int // data tuples counted
 	expected int // data tuples upstream tasks say they sent
 	reports  int
-	held     slot[H] // the first report (the late one in a mixed group)
+	held     slot[H] // the first report (the late one in a mixed stage)
 	commit   slot[H]
 	early    early[H]
 	phase    Phase
 	err      error // why it failed
 }
 
-// early counts the processing-phase share of a batch in a mixed group.
+// early counts the processing-phase share of a batch in a mixed stage.
 type early[H any] struct {
 	reports, expected, received int
 	held                        slot[H]
@@ -50,7 +50,7 @@ func (s *slot[H]) take() (H, bool) {
 	return h, ok
 }
 
-// New returns a machine for a group of shape cfg.
+// New returns a machine for a stage of shape cfg.
 func New[H any](cfg Config) (*Machine[H], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (m *Machine[H]) fail(h H) { m.push(Action[H]{Kind: Fail, Handle: h}) }
 // Data counts a data tuple of attempt a and reports whether the shell
 // should process it: false for an attempt that failed, is older than the
 // recorded one or is not newer than the finished one. early is set for a
-// tuple from an upstream group that reports in the processing phase.
+// tuple from an upstream stage that reports in the processing phase.
 func (m *Machine[H]) Data(a Attempt, early bool) bool {
 	r := m.track(a)
 	if r == nil || r.phase == Failed {
@@ -137,7 +137,7 @@ func (m *Machine[H]) Report(a Attempt, from string, count int, h H) {
 	m.checkFinish(r)
 }
 
-// Commit starts the commit of attempt a, whose commit tuple is h. A group
+// Commit starts the commit of attempt a, whose commit tuple is h. A stage
 // fed in the commit phase may have received nothing of a yet, and takes a
 // newer attempt at its commit.
 func (m *Machine[H]) Commit(a Attempt, h H) {

@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// model is a direct transcription of the bookkeeping the group bolt did
+// model is a direct transcription of the bookkeeping the stage bolt did
 // before this package existed (its batch records, track, abandon, release,
 // coordinate, checkEarly, commitBatch, checkFinish and failBatch), with
 // handles for tuples and actions for the bolt's calls. Only success
@@ -234,7 +234,7 @@ func (m *model) success(txid state.TxID) {
 	}
 }
 
-// upstreamTask is one upstream task of the tested group.
+// upstreamTask is one upstream task of the tested stage.
 type upstreamTask struct {
 	component string
 	late      bool

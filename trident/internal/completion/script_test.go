@@ -185,7 +185,7 @@ func parseConfig(args []string) (Config, error) {
 		}
 	}
 	if cfg.Late == nil {
-		cfg.EarlyReports = cfg.Reports // only early upstream groups unless late= says otherwise
+		cfg.EarlyReports = cfg.Reports // only early upstream stages unless late= says otherwise
 	}
 	return cfg, nil
 }

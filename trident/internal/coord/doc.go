@@ -83,4 +83,9 @@
 // Success is announced (Storm writes it after). Storm has no retry limit;
 // Config.MaxAttempts optionally halts the coordinator with an
 // *AttemptLimitError. docs/coordinator.md lists every difference.
+//
+// Package coord imports only pure packages (failure, internal/backoff,
+// state, txn): never goroutines, clocks, networks, stores or the
+// runtime; its shell is the master coordinator spout in
+// trident/internal/runtime.
 package coord

@@ -7,7 +7,7 @@
 //
 // What runs is real: the batch coordinator (trident/internal/coord), the
 // completion machines of the counting tasks (trident/internal/completion),
-// the acker's tracker (package acker), the partitioned spout's coordinator
+// the acker's tracker (package acker), the partitioned spout's allocator
 // and executors (trident/spout) over a spouttest.Source and the
 // coordination store, and opaque or transactional map state over
 // statetest.FaultMap. What is simulated is everything the goroutine shells

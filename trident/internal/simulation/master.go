@@ -23,7 +23,7 @@ type tree struct {
 type master struct {
 	w     *world
 	c     *coord.Coordinator
-	spout *spout.Coordinator
+	spout *spout.Allocator
 	trees map[acker.RootID]tree
 }
 

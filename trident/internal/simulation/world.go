@@ -123,7 +123,7 @@ func (w *world) startWorker(cause error) error {
 	if w.opt.Flavour == Transactional {
 		kind = spout.Transactional
 	}
-	sc, err := spout.NewCoordinator(spout.CoordinatorConfig{Kind: kind, Store: w.store, Stream: stream, Fence: w.fence, Partitions: w.src.Lister()})
+	sc, err := spout.NewAllocator(spout.AllocatorConfig{Kind: kind, Store: w.store, Stream: stream, Fence: w.fence, Partitions: w.src.Lister()})
 	if err != nil {
 		return err
 	}

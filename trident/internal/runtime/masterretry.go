@@ -1,6 +1,7 @@
-package trident
+package runtime
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -10,56 +11,19 @@ import (
 	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/coord"
+	"github.com/squallstream/squall/txn"
 )
-
-// Defaults of Config.RetryBackoff and Config.MaxRetryBackoff.
-const (
-	DefaultRetryBackoff    = 100 * time.Millisecond
-	DefaultMaxRetryBackoff = 30 * time.Second
-)
-
-// retryBounds returns the backoff bounds of cfg with their defaults.
-func (c Config) retryBounds() (base, limit time.Duration) {
-	base, limit = c.RetryBackoff, c.MaxRetryBackoff
-	if base == 0 {
-		base = DefaultRetryBackoff
-	}
-	if limit == 0 {
-		limit = max(DefaultMaxRetryBackoff, base)
-	}
-	return base, limit
-}
-
-// validateRetry checks the retry settings.
-func (c Config) validateRetry() error {
-	if c.RetryBackoff < 0 || c.MaxRetryBackoff < 0 {
-		return fmt.Errorf("%w: RetryBackoff %v and MaxRetryBackoff %v must not be negative", ErrInvalid, c.RetryBackoff, c.MaxRetryBackoff)
-	}
-	if base, limit := c.retryBounds(); limit < base {
-		return fmt.Errorf("%w: MaxRetryBackoff %v is below RetryBackoff %v", ErrInvalid, limit, base)
-	}
-	switch c.OnCorruptState {
-	case CorruptHalt, CorruptQuarantine:
-	default:
-		return fmt.Errorf("%w: unknown OnCorruptState %d", ErrInvalid, c.OnCorruptState)
-	}
-	if c.OnCorruptState == CorruptQuarantine && c.Quarantine == nil {
-		return fmt.Errorf("%w: OnCorruptState is CorruptQuarantine but Quarantine is nil", ErrInvalid)
-	}
-	return nil
-}
 
 // coordConfig returns the batch coordinator's configuration. The master
 // ticks the coordinator once per BatchEmitInterval, so the backoff bounds
 // become that many ticks, rounded up.
 func coordConfig(cfg Config, seed uint64) coord.Config {
-	base, limit := cfg.retryBounds()
 	return coord.Config{
 		MaxBatchesInFlight: cfg.MaxBatchesInFlight,
 		EmitInterval:       1,
 		MaxAttempts:        cfg.MaxAttempts,
-		RetryBackoff:       ticks(base, cfg.BatchEmitInterval),
-		MaxRetryBackoff:    ticks(limit, cfg.BatchEmitInterval),
+		RetryBackoff:       ticks(cfg.RetryBackoff, cfg.BatchEmitInterval),
+		MaxRetryBackoff:    ticks(cfg.MaxRetryBackoff, cfg.BatchEmitInterval),
 		Seed:               seed,
 	}
 }
@@ -80,12 +44,7 @@ type shellRetry struct {
 }
 
 func newShellRetry(cfg Config, seed uint64) shellRetry {
-	base, limit := cfg.retryBounds()
-	log := cfg.Topology.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return shellRetry{waits: backoff.Sequence{Backoff: backoff.New(int64(base), int64(limit), seed)}, log: log}
+	return shellRetry{waits: backoff.Sequence{Backoff: backoff.New(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), seed)}, log: cfg.logger()}
 }
 
 // newCoordinator makes the master's batch coordinator from the persisted
@@ -131,20 +90,20 @@ func failureCounts(st coord.State) map[state.TxID]uint32 {
 	return fs
 }
 
-// checkCorrupt halts the topology under CorruptHalt when attempt a failed
-// on a corrupt stored value CorruptAttempts times and Config.MaxAttempts
-// is zero (with MaxAttempts, the coordinator counts these failures like
-// any other).
-func (m *master) checkCorrupt(a Attempt, reason error) {
-	de, ok := corruptCause(reason)
-	if !ok || m.cfg.MaxAttempts > 0 || m.status.halted.Load() != nil {
+// checkCorrupt halts the topology when attempt a failed on a corrupt
+// stored value Config.CorruptAttempts times and Config.MaxAttempts is zero
+// (with MaxAttempts, the coordinator counts these failures like any
+// other).
+func (m *master) checkCorrupt(a txn.Attempt, reason error) {
+	var de *state.DecodeError
+	if !errors.As(reason, &de) || m.cfg.MaxAttempts > 0 || m.status.isHalted() {
 		return
 	}
 	if m.corrupt == nil {
 		m.corrupt = map[state.TxID]int{}
 	}
 	m.corrupt[a.TxID]++
-	if n := m.corrupt[a.TxID]; n >= CorruptAttempts {
+	if n := m.corrupt[a.TxID]; n >= m.cfg.CorruptAttempts {
 		m.check(fmt.Errorf("%w: batch %v failed %d times on a corrupt stored value (last attempt %v; "+
 			"repair or remove it, or set Config.OnCorruptState to CorruptQuarantine): %w",
 			ErrAttemptLimit, a.TxID, n, a, de))
@@ -173,13 +132,13 @@ func (m *master) noteFailure(err error, report bool) {
 	switch h.failed(now, err) {
 	case healthFailing:
 		m.retry.log.Warn("trident: stream failing; batches are retried with backoff",
-			"topology", m.t.name, "unavailable", failure.IsUnavailable(err), "err", err)
+			"topology", m.name, "unavailable", failure.IsUnavailable(err), "err", err)
 		if report {
 			m.out.ReportError(err)
 		}
 	case healthChanged:
 		m.retry.log.Warn("trident: stream still failing, with another error",
-			"topology", m.t.name, "failed_attempts", h.attempts, "for", h.duration(now), "unavailable", failure.IsUnavailable(err), "err", err)
+			"topology", m.name, "failed_attempts", h.attempts, "for", h.duration(now), "unavailable", failure.IsUnavailable(err), "err", err)
 		if report {
 			m.out.ReportError(err)
 		}
@@ -195,7 +154,7 @@ func (m *master) noteCommit(txid state.TxID) {
 	}
 	h := &m.retry.health
 	if h.succeeded() == healthRecovered {
-		m.retry.log.Info("trident: stream recovered", "topology", m.t.name,
+		m.retry.log.Info("trident: stream recovered", "topology", m.name,
 			"failed_attempts", h.attempts, "for", h.duration(m.clock.Now()), "not_logged", h.quiet)
 	}
 }

@@ -1,4 +1,4 @@
-package trident
+package runtime
 
 import (
 	"errors"

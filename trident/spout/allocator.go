@@ -9,13 +9,15 @@ import (
 	"github.com/squallstream/squall/trident/coordstore"
 )
 
-// coordPartition names the coordinator's entries in the store; user
+// allocPartition names the allocator's entries in the store; user
 // partitions cannot start with '$'.
-const coordPartition = "$partitions"
+const allocPartition = "$partitions"
 
-// Coordinator decides the partitions of each batch of one stream (Storm's
-// TridentSpoutCoordinator wrapped around a partitioned spout's
-// coordinator). There is one per stream, whatever the number of tasks, so
+// Allocator allocates partitions to each batch of one stream: it decides
+// which partitions a batch attempt reads, and stores that decision. It is
+// what Storm calls the spout's coordinator (TridentSpoutCoordinator
+// wrapped around a partitioned spout's Coordinator); squall keeps the word
+// coordinator for the batch coordinator. There is one per stream, whatever the number of tasks, so
 // that every task sees the same partition set for a batch and each
 // partition is emitted by exactly one task.
 //
@@ -28,9 +30,9 @@ const coordPartition = "$partitions"
 //     partitions added or removed in between take effect.
 //   - NonTransactional: never; batches have no partitions.
 //
-// A Coordinator is not safe for concurrent use: one goroutine owns it.
-type Coordinator struct {
-	cfg     CoordinatorConfig
+// An Allocator is not safe for concurrent use: one goroutine owns it.
+type Allocator struct {
+	cfg     AllocatorConfig
 	key     coordstore.Key
 	pending map[state.TxID]pendingSet // opaque: sets handed out, not yet frozen
 	closed  bool
@@ -42,25 +44,25 @@ type pendingSet struct {
 	frozen     bool
 }
 
-// NewCoordinator returns a Coordinator, or an error matching
+// NewAllocator returns an Allocator, or an error matching
 // ErrInvalidConfig.
-func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
+func NewAllocator(cfg AllocatorConfig) (*Allocator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{
+	return &Allocator{
 		cfg:     cfg,
-		key:     coordstore.Key{Owner: cfg.Fence.Owner, Stream: cfg.Stream, Partition: coordPartition},
+		key:     coordstore.Key{Owner: cfg.Fence.Owner, Stream: cfg.Stream, Partition: allocPartition},
 		pending: map[state.TxID]pendingSet{},
 	}, nil
 }
 
 // Kind returns the spout's flavour.
-func (c *Coordinator) Kind() Kind { return c.cfg.Kind }
+func (c *Allocator) Kind() Kind { return c.cfg.Kind }
 
 // Ready reports whether a new batch may start now: the Lister's answer if
 // it implements Readier, and true otherwise.
-func (c *Coordinator) Ready(ctx context.Context, txid state.TxID) bool {
+func (c *Allocator) Ready(ctx context.Context, txid state.TxID) bool {
 	if r, ok := c.cfg.Partitions.(Readier); ok && !c.closed {
 		return r.Ready(ctx, txid)
 	}
@@ -71,7 +73,7 @@ func (c *Coordinator) Ready(ctx context.Context, txid state.TxID) bool {
 // attempt the batch coordinator emits, before any executor's EmitBatch,
 // and gives the result to every executor. For a transactional spout the
 // set is stored before Begin returns.
-func (c *Coordinator) Begin(ctx context.Context, a Attempt) (Batch, error) {
+func (c *Allocator) Begin(ctx context.Context, a Attempt) (Batch, error) {
 	if c.closed {
 		return Batch{}, ErrClosed
 	}
@@ -103,7 +105,7 @@ func (c *Coordinator) Begin(ctx context.Context, a Attempt) (Batch, error) {
 }
 
 // stored returns the set stored for txid, if any.
-func (c *Coordinator) stored(ctx context.Context, txid state.TxID) ([]Partition, bool, error) {
+func (c *Allocator) stored(ctx context.Context, txid state.TxID) ([]Partition, bool, error) {
 	v, ok, err := c.cfg.Store.GetMeta(ctx, c.key, txid)
 	if err != nil {
 		return nil, false, c.errorf(txid, "load partitions: %w", err)
@@ -118,7 +120,7 @@ func (c *Coordinator) stored(ctx context.Context, txid state.TxID) ([]Partition,
 	return ps, true, nil
 }
 
-func (c *Coordinator) list(ctx context.Context) ([]Partition, error) {
+func (c *Allocator) list(ctx context.Context) ([]Partition, error) {
 	ps, err := c.cfg.Partitions.Partitions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("spout: stream %q: list partitions: %w", c.cfg.Stream, err)
@@ -130,7 +132,7 @@ func (c *Coordinator) list(ctx context.Context) ([]Partition, error) {
 	return ps, nil
 }
 
-func (c *Coordinator) put(ctx context.Context, txid state.TxID, ps []Partition) error {
+func (c *Allocator) put(ctx context.Context, txid state.TxID, ps []Partition) error {
 	v, err := encodePartitions(ps)
 	if err != nil {
 		return c.errorf(txid, "%w", err)
@@ -141,17 +143,17 @@ func (c *Coordinator) put(ctx context.Context, txid state.TxID, ps []Partition) 
 	return nil
 }
 
-func (c *Coordinator) errorf(txid state.TxID, format string, args ...any) error {
+func (c *Allocator) errorf(txid state.TxID, format string, args ...any) error {
 	return fmt.Errorf("spout: stream %q txid %d: "+format, append([]any{c.cfg.Stream, txid}, args...)...)
 }
 
 // BeginCommit is called when attempt a enters its commit phase, before
-// every executor's BeginCommit. An opaque coordinator stores (freezes) the
+// every executor's BeginCommit. An opaque allocator stores (freezes) the
 // partition set it gave a, so that every later attempt at the txid gets
 // the same set; the other kinds have nothing to do. It returns an error
 // matching ErrUnknownAttempt (retryable) if a is not the attempt last
 // begun for its txid.
-func (c *Coordinator) BeginCommit(ctx context.Context, a Attempt) error {
+func (c *Allocator) BeginCommit(ctx context.Context, a Attempt) error {
 	if c.closed {
 		return ErrClosed
 	}
@@ -173,9 +175,9 @@ func (c *Coordinator) BeginCommit(ctx context.Context, a Attempt) error {
 	return nil
 }
 
-// Success is called once txid committed: the coordinator deletes the
+// Success is called once txid committed: the allocator deletes the
 // partition sets of earlier txids.
-func (c *Coordinator) Success(ctx context.Context, txid state.TxID) error {
+func (c *Allocator) Success(ctx context.Context, txid state.TxID) error {
 	if c.closed {
 		return ErrClosed
 	}
@@ -193,11 +195,11 @@ func (c *Coordinator) Success(ctx context.Context, txid state.TxID) error {
 	return nil
 }
 
-// Close closes the Lister if it implements io.Closer; the coordinator
-// then never calls it again. The runtime makes a coordinator, and its
+// Close closes the Lister if it implements io.Closer; the allocator
+// then never calls it again. The runtime makes an allocator, and its
 // Lister, for every worker start and closes both when the worker stops.
 // The store is not closed: it belongs to the runtime.
-func (c *Coordinator) Close() error {
+func (c *Allocator) Close() error {
 	if c.closed {
 		return nil
 	}
@@ -208,3 +210,18 @@ func (c *Coordinator) Close() error {
 	}
 	return nil
 }
+
+// Coordinator is the former name of Allocator.
+//
+// Deprecated: use Allocator.
+type Coordinator = Allocator
+
+// CoordinatorConfig is the former name of AllocatorConfig.
+//
+// Deprecated: use AllocatorConfig.
+type CoordinatorConfig = AllocatorConfig
+
+// NewCoordinator is the former name of NewAllocator.
+//
+// Deprecated: use NewAllocator.
+func NewCoordinator(cfg AllocatorConfig) (*Allocator, error) { return NewAllocator(cfg) }

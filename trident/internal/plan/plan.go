@@ -1,0 +1,166 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Plan is the result of planning a graph: its stages, the stage each node
+// runs in and where each node's tuples go. Everything the planner decides
+// lives here, none of it on the nodes.
+type Plan struct {
+	Stages  []*Stage // upstream stages come first
+	stageOf []*Stage // by node id; nil for a node that is not planned
+	fanouts []Fanout // by node id
+}
+
+// Stage is the operations that run in one component of the generated
+// topology: everything between a source or a repartition and the next
+// repartitions.
+type Stage struct {
+	Name        string
+	Nodes       []*Node // in declaration order, so parents come first
+	Entry       *Node   // the source, partition, merge or join node it starts at
+	Parallelism int
+	Committer   bool     // it holds a Persist node: it writes state in the commit phase
+	Late        bool     // it reports batches only in the commit phase (see reportsLate)
+	Inputs      []Input  // the data streams it receives
+	Upstream    []*Stage // stages that send it data, each once
+	Downstream  []*Stage // stages it sends data to, each once
+	SourceIndex int      // for a source stage: the index of its source among the graph's sources
+}
+
+// Input is one data stream a stage receives: the output of node From (in
+// stage Up), delivered to node Entry of the stage. Side tells a join
+// which of its inputs this is.
+type Input struct {
+	From  *Node
+	Up    *Stage
+	Entry *Node
+	Side  int
+}
+
+// Stream returns the topology stream of the input.
+func (in Input) Stream() string { return DataStream(in.From) }
+
+// Route returns how the input's tuples are spread over the stage's tasks.
+func (in Input) Route() Route { return in.Entry.route(in.Side) }
+
+// Fanout is where a node's tuples go: the children that run in its stage,
+// and the topology stream to other stages ("" if none). The plan
+// computes it once, so that a task routes a tuple with a slice index, not
+// map lookups.
+type Fanout struct {
+	Local  []*Node
+	Stream string
+}
+
+// DataStream names the topology stream that carries n's output to other
+// stages.
+func DataStream(n *Node) string { return "s" + strconv.Itoa(n.ID) }
+
+// IsSource reports whether the stage starts at a source.
+func (s *Stage) IsSource() bool { return s.Entry.Kind == Source }
+
+func (s *Stage) String() string { return fmt.Sprintf("%s(%d nodes)", s.Name, len(s.Nodes)) }
+
+// StageOf returns the stage n runs in, or nil if n is not planned (a
+// repartition nothing reads).
+func (p *Plan) StageOf(n *Node) *Stage { return p.stageOf[n.ID] }
+
+// Fanout returns where n's tuples go.
+func (p *Plan) Fanout(n *Node) *Fanout { return &p.fanouts[n.ID] }
+
+// New plans graph, whose nodes are numbered in declaration order (see
+// Node). It only reads the nodes.
+func New(graph []*Node) *Plan {
+	p := &Plan{stageOf: make([]*Stage, len(graph)), fanouts: make([]Fanout, len(graph))}
+	children := make([][]*Node, len(graph))
+	sources := 0
+	for _, n := range graph {
+		for _, up := range n.Parents {
+			children[up.ID] = append(children[up.ID], n)
+		}
+	}
+	newStage := func(entry *Node, name string) *Stage {
+		s := &Stage{Name: name, Entry: entry, Parallelism: 1}
+		p.Stages = append(p.Stages, s)
+		return s
+	}
+	for _, n := range graph {
+		var s *Stage
+		switch n.Kind {
+		case Source:
+			s = newStage(n, "spout-"+n.Stream)
+			s.SourceIndex = sources
+			sources++
+			s.Parallelism = max(n.Hint, 1)
+		case Partition, Merge, Join:
+			if n.Kind == Partition && len(children[n.ID]) == 0 {
+				continue // a repartition nothing reads (a GroupBy whose aggregation moved in front of a new one)
+			}
+			s = newStage(n, "b-"+strconv.Itoa(len(p.Stages)))
+			for side, in := range n.Parents {
+				s.connect(p.stageOf[in.ID], in, n, side)
+			}
+		case Query:
+			s = p.stageOf[n.Parents[0].ID]
+			if n.State != nil {
+				s = p.stageOf[n.State.ID]
+				if up := p.stageOf[n.Parents[0].ID]; up != s {
+					s.connect(up, n.Parents[0], n, 0)
+				}
+			}
+		default:
+			s = p.stageOf[n.Parents[0].ID]
+		}
+		p.stageOf[n.ID] = s
+		s.Nodes = append(s.Nodes, n)
+		if n.Kind == Persist {
+			s.Committer = true
+		}
+		if n.Kind != Source && n.Hint > 0 {
+			s.Parallelism = max(s.Parallelism, n.Hint)
+		}
+	}
+	for _, s := range p.Stages { // upstream stages come first
+		s.Late = s.reportsLate()
+	}
+	for _, n := range graph {
+		o := &p.fanouts[n.ID]
+		for _, c := range children[n.ID] {
+			switch s := p.stageOf[c.ID]; {
+			case s == nil: // not planned: a repartition nothing reads
+			case s == p.stageOf[n.ID]:
+				o.Local = append(o.Local, c)
+			default:
+				o.Stream = DataStream(n)
+			}
+		}
+	}
+	return p
+}
+
+// connect records that s receives from's output at entry; up is the
+// stage from runs in.
+func (s *Stage) connect(up *Stage, from, entry *Node, side int) {
+	s.Inputs = append(s.Inputs, Input{From: from, Up: up, Entry: entry, Side: side})
+	if !slices.Contains(s.Upstream, up) {
+		s.Upstream = append(s.Upstream, up)
+	}
+	if !slices.Contains(up.Downstream, s) {
+		up.Downstream = append(up.Downstream, s)
+	}
+}
+
+// reportsLate tells whether s reports its batches downstream only in the
+// commit phase: a committer finishes a batch when it commits it, and a
+// stage fed by such a stage (say through a NewValuesStream) cannot finish
+// before that stage has reported.
+func (s *Stage) reportsLate() bool {
+	if s.Committer {
+		return true
+	}
+	return slices.ContainsFunc(s.Upstream, func(up *Stage) bool { return up.Late })
+}

@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/coord"
+	"github.com/squallstream/squall/txn"
+)
+
+// The master's actions, in the order the coordinator hands them out
+// (persist, announce, start a commit, announce a success), and the
+// outcomes of the trees they root.
+
+func (m *master) persist(st coord.State) bool {
+	rec := coordstore.Record{Committed: st.Committed, Attempts: map[state.TxID]uint32{}}
+	for _, a := range st.Attempts {
+		rec.Attempts[a.TxID] = a.N
+	}
+	rec.Failures = failureCounts(st)
+	v, err := m.store.SwapCoordinator(m.ctx, m.status.owner, m.version, rec)
+	if err != nil {
+		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
+		return false
+	}
+	m.version = v
+	m.status.SetCommitted(st.Committed)
+	return true
+}
+
+func (m *master) announce(a txn.Attempt) {
+	ann := announcement{attempt: a}
+	for _, s := range m.sources {
+		b, err := s.Begin(m.ctx, a)
+		if err != nil {
+			m.retryOrCrash(err)
+			m.check(m.coord.Fail(a, coord.Processing, err))
+			return
+		}
+		b.Committed = m.coord.Committed()
+		ann.batches = append(ann.batches, b)
+	}
+	m.started[a] = m.clock.Now()
+	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
+}
+
+func (m *master) startCommit(a txn.Attempt) {
+	for _, s := range m.sources {
+		if err := s.BeginCommit(m.ctx, a); err != nil {
+			m.retryOrCrash(err)
+			m.check(m.coord.Fail(a, coord.Committing, err))
+			return
+		}
+	}
+	m.out.EmitStream(streamFreeze, masterMsg{streamFreeze, a}, topology.Values{a})
+}
+
+func (m *master) succeed(a txn.Attempt) {
+	for _, s := range m.sources {
+		if err := s.Success(m.ctx, a.TxID); err != nil {
+			m.retryOrCrash(err)
+			m.out.ReportError(err)
+		}
+	}
+	for started := range m.started {
+		if started.TxID <= a.TxID {
+			delete(m.started, started)
+		}
+	}
+	m.noteCommit(a.TxID)
+	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
+}
+
+func (m *master) Ack(id any) {
+	msg := id.(masterMsg)
+	switch msg.stream {
+	case streamBatch:
+		m.coord.Ack(msg.attempt, coord.Processing)
+	case streamFreeze:
+		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
+	case streamCommit:
+		if t, ok := m.started[msg.attempt]; ok {
+			m.status.latency.Record(clock.Since(m.clock, t))
+		}
+		m.coord.Ack(msg.attempt, coord.Committing)
+	}
+	m.run()
+	m.wake()
+}
+
+func (m *master) Fail(id any) {
+	msg := id.(masterMsg)
+	phase := coord.Committing
+	if msg.stream == streamBatch {
+		phase = coord.Processing
+	}
+	reason := fmt.Errorf("%w: %s tree of %v", errBatchFailed, msg.stream, msg.attempt)
+	if cause := m.status.takeFailure(msg.attempt.TxID); cause != nil {
+		reason = fmt.Errorf("%w: %w", reason, cause)
+	}
+	m.noteFailure(reason, false)
+	m.check(m.coord.Fail(msg.attempt, phase, reason))
+	m.checkCorrupt(msg.attempt, reason)
+	m.run()
+	m.wake()
+}
+
+var errBatchFailed = errors.New("trident: batch failed")
+
+// check halts the topology when the coordinator has halted.
+func (m *master) check(err error) {
+	if err != nil && m.status.Halt(err) {
+		m.out.ReportError(err)
+	}
+}
+
+// retryOrCrash reports a retryable error and panics on a fatal one. A
+// write rejected because another process took the topology over halts it
+// for good instead: a restart would only be rejected again.
+func (m *master) retryOrCrash(err error) {
+	if errors.Is(err, ErrSuperseded) {
+		m.check(Superseded(m.status.owner, err))
+		return
+	}
+	if !failure.IsRetryable(err) {
+		panic(fmt.Errorf("trident: master coordinator: %w", err))
+	}
+	m.actionFailed(err)
+}

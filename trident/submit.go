@@ -1,0 +1,121 @@
+package trident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/plan"
+	"github.com/squallstream/squall/trident/internal/runtime"
+)
+
+// Running is a submitted Trident topology. Stop it with Stop.
+type Running struct {
+	t       *Topology
+	graph   []*plan.Node // the planned description of t's nodes, by id
+	plan    *plan.Plan   // the plan it runs
+	run     *topology.Running
+	cluster *topology.LocalCluster
+	private bool // cluster is this topology's own: Stop shuts it down
+	status  *runtime.Status
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Committed returns the last committed txid.
+func (r *Running) Committed() state.TxID { return r.status.Committed() }
+
+// Err returns the error that halted the topology, or nil: the attempt
+// limit was reached (ErrAttemptLimit), or another process took the
+// topology over (ErrSuperseded).
+func (r *Running) Err() error { return r.status.Err() }
+
+// Halted is closed when the topology halts for good (see Err).
+func (r *Running) Halted() <-chan struct{} { return r.status.Halted() }
+
+// Generation returns the owner generation this submission acquired from
+// the coordination store: a later submission of the same topology over
+// the same store gets a greater one and supersedes this one.
+func (r *Running) Generation() coordstore.Generation { return r.status.Owner().Generation }
+
+// WaitCommitted waits until txid is committed, the topology halts, or ctx
+// is done.
+func (r *Running) WaitCommitted(ctx context.Context, txid state.TxID) error {
+	return r.status.WaitCommitted(ctx, txid)
+}
+
+// Submit checks the topology and cfg, builds the generated topology and
+// runs it under the topology's name, on cfg.Cluster or, if that is nil, on
+// a local cluster of its own.
+//
+// ctx bounds the submission, not the run: taking ownership of the
+// topology from the coordination store (cfg.Store) retries a store that
+// is unreachable until ctx is done. The topology runs until Running.Stop.
+func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	topo, r, err := t.build(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	tc := cfg.Topology
+	tc.MaxSpoutPending = 0
+	c, private := cfg.Cluster, cfg.Cluster == nil
+	if private {
+		c = topology.NewLocalCluster()
+	}
+	run, err := c.Submit(t.name, topo, tc)
+	if err != nil {
+		return nil, err
+	}
+	r.run, r.cluster, r.private = run, c, private
+	return r, nil
+}
+
+// build checks the declarations, takes ownership of the topology, plans
+// it and generates the tuple-level topology; the Running it returns is
+// not running yet.
+func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, *Running, error) {
+	errs := append([]error(nil), t.errs...)
+	if t.name == "" {
+		errs = append(errs, errors.New("trident: the topology has no name"))
+	}
+	if len(t.sources) == 0 {
+		errs = append(errs, errors.New("trident: the topology has no streams"))
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	if cfg.Store == nil {
+		cfg.Store = coordstore.NewMemory()
+	}
+	if cfg.BatchEmitInterval == 0 {
+		cfg.BatchEmitInterval = 50 * time.Millisecond
+	}
+	owner, err := runtime.Acquire(ctx, cfg.Store, cfg.Topology.Clock, t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner)}
+	r.plan = plan.New(r.graph)
+	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
+		return newStageTask(r.plan, s, t.nodes, cfg)
+	}}
+	for _, n := range t.sources {
+		src := n.source()
+		spec.Sources = append(spec.Sources, runtime.Source{ID: src.id, NewAllocator: src.allocator, NewExecutor: src.executor})
+	}
+	topo, err := runtime.Build(spec, cfg.runtimeConfig(), r.status)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return topo, r, nil
+}
