@@ -23,7 +23,8 @@ type Config struct {
 	// Topology configures the tuple-level runtime underneath; its zero
 	// fields take topology.Config's defaults, except Ackers: zero means 1,
 	// since Trident tracks batches with tuple trees (a negative value is
-	// an error). Its MaxSpoutPending is ignored (MaxBatchesInFlight plays
+	// an error), and SpoutIdleWait: zero means DefaultSpoutIdleWait, since
+	// the master wakes its executor itself. Its MaxSpoutPending is ignored (MaxBatchesInFlight plays
 	// that role) and DisableTimeouts is refused. The message timeout
 	// (default 30s) is the batch timeout: a batch whose processing or
 	// commit takes longer fails and is replayed.
@@ -83,11 +84,21 @@ type Config struct {
 // Deprecated: the zero Config has the same defaults; use Config{}.
 func DefaultConfig() Config { return Config{Topology: topology.DefaultConfig()} }
 
+// DefaultSpoutIdleWait is Trident's default for Topology.SpoutIdleWait:
+// the master coordinator spout wakes its executor itself whenever it has
+// work, so the idle wait is only a safety net.
+const DefaultSpoutIdleWait = time.Second
+
 // withDefaults returns c with the tuple runtime's zero fields that
 // Trident defaults differently filled in.
 func (c Config) withDefaults() Config {
 	if c.Topology.Ackers == 0 {
 		c.Topology.Ackers = 1
+	}
+	if c.Topology.SpoutIdleWait == 0 {
+		// The master coordinator wakes its executor when it has work
+		// (topology.Waker), so the executor need not poll it.
+		c.Topology.SpoutIdleWait = DefaultSpoutIdleWait
 	}
 	return c
 }

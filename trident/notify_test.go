@@ -108,3 +108,26 @@ func TestMasterUsesTheConfiguredClock(t *testing.T) {
 		}
 	})
 }
+
+// TestMasterWakesItsExecutor: with a spout idle wait of an hour, batches
+// still start every BatchEmitInterval and commit at once, because the
+// master wakes its executor (topology.Waker) instead of waiting to be
+// polled.
+func TestMasterWakesItsExecutor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tt := NewTopology("woken")
+		s := tt.NewStream("sentences", FixedSource(Fields{"sentence"}, sentenceBatches()...))
+		PersistentAggregate(s.Each(Fields{"sentence"}, FunctionFunc(split), "word").GroupBy("word"),
+			OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
+		cfg := Config{BatchEmitInterval: 10 * time.Millisecond}
+		cfg.Topology.SpoutIdleWait = time.Hour
+		start := time.Now()
+		r := submit(t, tt, cfg)
+		if err := r.WaitCommitted(context.Background(), 5); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("5 batches took %v of virtual time with an idle wait of an hour: the master waits to be polled", took)
+		}
+	})
+}

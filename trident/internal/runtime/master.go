@@ -42,6 +42,8 @@ var ErrAttemptLimit = coord.ErrAttemptLimit
 // write state. So no state is written before a replay of the txid is
 // guaranteed to be identical.
 type master struct {
+	topology.Wakeup // wakes the spout executor: see wake
+
 	name        string   // the topology's
 	sourceSpecs []Source // by source index
 	cfg         Config
@@ -58,6 +60,7 @@ type master struct {
 	pending  []coord.Action            // actions handed by Ready, not yet all done
 	done     int                       // how many of pending are done
 	lastTick time.Time
+	tick     clock.Timer // wakes the executor at nextTick (see wake)
 	ready    bool
 	inactive bool
 
@@ -86,17 +89,27 @@ func (m *master) Activate() {
 // wake is the one place where the master asks to run again: it is called
 // whenever something the master waits on has happened (an ack or a fail
 // moved the coordinator, the topology was activated) and after every
-// NextTuple, when nextTick tells when the next batch may start at the
-// latest.
-//
-// WAKE-UP HOOK: today it does nothing, and the spout executor calls
-// NextTuple again only after its idle wait (topology.Config.SpoutIdleWait)
-// once NextTuple emitted nothing. When package topology offers a way for
-// a spout to wake its executor, signal it here: at once if the
-// coordinator has actions ready (m.coord.HasReady()), otherwise with a
-// timer of m.clock for nextTick. Nothing else in the master needs to
-// change.
-func (m *master) wake() {}
+// NextTuple. The master is a topology.Waker: it wakes its executor at once
+// if the coordinator has actions ready, and otherwise arms a timer of its
+// clock for nextTick, when the next batch may start, a backoff ends or a
+// batch times out. So the executor need not poll it: Trident runs with a
+// long spout idle wait (see trident.Config.Topology).
+func (m *master) wake() {
+	if m.coord != nil && m.coord.HasReady() {
+		m.Notify()
+		return
+	}
+	d := m.nextTick().Sub(m.clock.Now())
+	if d <= 0 {
+		m.Notify()
+		return
+	}
+	if m.tick == nil {
+		m.tick = m.clock.AfterFunc(d, m.Notify)
+		return
+	}
+	m.tick.Reset(d)
+}
 
 // nextTick returns when the master next ticks the coordinator: when a
 // batch may start, a backoff ends, or a batch times out (in ticks).
@@ -195,6 +208,9 @@ func (m *master) do(a coord.Action) bool {
 }
 
 func (m *master) Close() error {
+	if m.tick != nil {
+		m.tick.Stop()
+	}
 	var errs []error
 	for _, s := range m.sources {
 		errs = append(errs, s.Close())
