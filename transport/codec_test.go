@@ -23,10 +23,10 @@ func everyValue() []any {
 		uint(math.MaxUint), uint8(255), uint16(65535), uint32(math.MaxUint32), uint64(math.MaxUint64), uint64(0),
 		float32(1.5), float32(math.Inf(-1)), 0.0, math.Pi, math.Inf(1), math.MaxFloat64,
 		[]byte{}, []byte{0, 1, 2, 255}, bytes.Repeat([]byte{7}, 70000),
-		time.Date(2024, 3, 1, 12, 30, 0, 0, time.UTC),               // 4-byte timestamp
-		time.Date(2024, 3, 1, 12, 30, 0, 123456789, time.UTC),       // 8-byte timestamp
-		time.Date(1960, 1, 1, 0, 0, 0, 1, time.UTC),                 // 12-byte timestamp
-		time.Date(2500, 1, 1, 0, 0, 0, 999999999, time.UTC),         // 12-byte timestamp
+		time.Date(2024, 3, 1, 12, 30, 0, 0, time.UTC),         // 4-byte timestamp
+		time.Date(2024, 3, 1, 12, 30, 0, 123456789, time.UTC), // 8-byte timestamp
+		time.Date(1960, 1, 1, 0, 0, 0, 1, time.UTC),           // 12-byte timestamp
+		time.Date(2500, 1, 1, 0, 0, 0, 999999999, time.UTC),   // 12-byte timestamp
 		[]any{}, []any{1, "a", []any{int64(2), []byte("b")}, nil},
 		map[string]any{}, map[string]any{"k": 1, "nested": map[string]any{"x": []any{1.5}}},
 	}
