@@ -33,7 +33,7 @@ type Client struct {
 	done   chan struct{} // closed when the writer goroutine has stopped
 
 	stats    clientCounters
-	progress notify.Signal // broadcast after every write attempt
+	progress notify.Signal // broadcast after every write attempt and connection change
 	lastErr  atomic.Pointer[errBox]
 }
 
@@ -109,9 +109,10 @@ func (c *Client) Err() error {
 func (c *Client) setErr(err error) {
 	if err == nil {
 		c.lastErr.Store(nil)
-		return
+	} else {
+		c.lastErr.Store(&errBox{err})
 	}
-	c.lastErr.Store(&errBox{err})
+	c.progress.Broadcast()
 }
 
 // run connects, writes until the connection breaks, and reconnects with
@@ -148,8 +149,8 @@ func (c *Client) run(ctx context.Context) {
 			}
 		}
 		seq.Reset()
-		c.setErr(nil)
 		c.stats.connects.Add(1)
+		c.setErr(nil)
 		c.log.Info("transport: connected")
 		err = c.pump(ctx, conn)
 		if ctx.Err() != nil {

@@ -225,3 +225,5 @@ func (c *faultConn) breakNow() {
 	c.broken = true
 	c.mu.Unlock()
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -135,6 +135,9 @@ func (s *Server) serve(ctx context.Context, conn net.Conn) {
 		return
 	}
 	conn.SetDeadline(time.Time{})
+	if ctx.Err() != nil {
+		return // accepted while the server was closing
+	}
 	log = log.With("peer", peer)
 	log.Info("transport: peer connected")
 	s.stats.active.Add(1)
