@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/internal/backoff"
+	"github.com/squallstream/squall/internal/notify"
 )
 
 // Handler receives the messages of a Server. Deliver is called with the
@@ -47,6 +48,7 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stats  serverCounters
+	ended  notify.Signal // broadcast when a connection ends, its counts final
 }
 
 // Listen starts a server on cfg.Addr (or cfg.Listener). The server stops
@@ -120,6 +122,7 @@ func (s *Server) accept(ctx context.Context) {
 // serve shakes hands with a peer, then reads and decodes frames and hands
 // them to a delivery goroutine through a queue of ReceiveQueue frames.
 func (s *Server) serve(ctx context.Context, conn net.Conn) {
+	defer s.ended.Broadcast()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
