@@ -80,7 +80,7 @@ func (d *decoder) message(m *Message) error {
 		return err
 	}
 	m.Kind = Kind(k)
-	if k >= uint64(kindEnd) || fieldCount(m.Kind) != n {
+	if want := fieldCount(m.Kind); k >= uint64(kindEnd) || want == 0 || want != n {
 		return fmt.Errorf("%v with %d fields", m.Kind, n)
 	}
 	if m.Task, err = d.task(); err != nil {
