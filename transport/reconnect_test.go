@@ -161,5 +161,17 @@ func TestBackoffInVirtualTime(t *testing.T) {
 			t.Fatalf("connected %v after the server appeared, MaxBackoff %v", waited, cfg.MaxBackoff)
 		}
 		rec.waitFor(t, 5)
+
+		// A connection that worked resets the backoff: after the server
+		// goes away, the client retries at once, then within MinBackoff,
+		// not after the long delays of the first outage.
+		srv.Close()
+		synctest.Wait()
+		failed := cli.Stats().ConnectFailures
+		time.Sleep(cfg.MinBackoff)
+		synctest.Wait()
+		if n := cli.Stats().ConnectFailures; n < failed+1 {
+			t.Fatalf("%d failed attempts in MinBackoff after a good connection, want another", n-failed)
+		}
 	})
 }

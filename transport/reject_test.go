@@ -99,7 +99,7 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 		"trailing":      append(append(binary.BigEndian.AppendUint32(nil, uint32(len(valid)-4+1)), valid[4:]...), 0),
 		"unknown kind":  append(binary.BigEndian.AppendUint32(nil, 5), 0x91, 0x93, 0x09, 0x01, 0x01),
 		"bad ext":       append(binary.BigEndian.AppendUint32(nil, 11), 0x91, 0x96, 1, 1, 0xa0, 1, 0x90, 0x91, 0xd4, 0x05, 0x00),
-		"huge string":   append(binary.BigEndian.AppendUint32(nil, 8), 0x91, 0x96, 1, 1, 0xdb, 0xff, 0xff, 0xff),
+		"huge string":   append(binary.BigEndian.AppendUint32(nil, 9), 0x91, 0x96, 1, 1, 0xdb, 0xff, 0xff, 0xff, 0xff),
 		"deep nesting":  append(binary.BigEndian.AppendUint32(nil, 48), append([]byte{0x91, 0x96, 1, 1, 0xa0, 1, 0x90, 0x91}, []byte(strings.Repeat("\x91", 40))...)...),
 		"negative task": append(binary.BigEndian.AppendUint32(nil, 12), 0x91, 0x93, 0x04, 0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0),
 	}
