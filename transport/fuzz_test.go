@@ -71,7 +71,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		{0xff, 0xff, 0xff, 0xff},
 		append(binary.BigEndian.AppendUint32(nil, 1), 0x90), // no messages
 		append(binary.BigEndian.AppendUint32(nil, 3), 0x91, 0x93, 0x04),
-		append(binary.BigEndian.AppendUint32(nil, 9), 0x91, 0x96, 1, 1, 0xdb, 0xff, 0xff, 0xff, 0xff), // a 4 GiB stream name
+		append(binary.BigEndian.AppendUint32(nil, 9), 0x91, 0x96, 1, 1, 0xdb, 0xff, 0xff, 0xff, 0xff),           // a 4 GiB stream name
 		append(binary.BigEndian.AppendUint32(nil, 11), 0x91, 0x96, 1, 1, 0xa0, 1, 0x90, 0x91, 0xc9, 0x7f, 0xff), // a short ext32 header
 	}
 }
