@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/squallstream/squall/internal/clock"
+)
+
+// Defaults of the zero fields of ClientConfig and ServerConfig.
+const (
+	DefaultQueueBytes       = 1 << 20
+	DefaultFrameMessages    = 1024
+	DefaultFrameBytes       = 64 << 10
+	DefaultMaxFrameBytes    = 16 << 20
+	DefaultMinBackoff       = 100 * time.Millisecond
+	DefaultMaxBackoff       = time.Second
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultReceiveQueue     = 4
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultListenAddr       = "127.0.0.1:0"
+)
+
+// maxIDBytes bounds topology and worker ids, so a handshake is small.
+const maxIDBytes = 1024
+
+// ClientConfig configures a Client, the sending end of the connection to
+// one remote worker. Topology, Worker, Peer and Addr are required; every
+// other zero field takes the default its comment gives.
+type ClientConfig struct {
+	Topology string // the topology both workers run
+	Worker   string // this worker's id, announced on connect
+	Peer     string // the remote worker's id: the server must announce it
+	Addr     string // host:port of the remote worker's Server
+
+	// QueueBytes bounds the encoded messages waiting to be written: Send
+	// blocks while QueueBytes or more wait, connected or not. Zero means
+	// 1 MiB.
+	QueueBytes int
+	// FrameMessages and FrameBytes bound one frame: a frame is closed when
+	// it holds FrameMessages messages or FrameBytes bytes or more. Zero
+	// means 1024 messages and 64 KiB.
+	FrameMessages int
+	FrameBytes    int
+	// MaxFrameBytes is the largest frame body: a larger message is refused
+	// by Send. It must not exceed the server's. Zero means 16 MiB.
+	MaxFrameBytes int
+
+	// MinBackoff and MaxBackoff bound the exponential, jittered wait
+	// between failed connection attempts (Storm's netty min_wait_ms and
+	// max_wait_ms). Zero means 100ms and 1s.
+	MinBackoff, MaxBackoff time.Duration
+	// ConnectTimeout bounds one attempt: dial plus handshake. Zero means
+	// 5s. It is measured by the system clock, like every network timeout.
+	ConnectTimeout time.Duration
+	// Dial opens a connection. Nil means a net.Dialer over TCP.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+
+	// Types carries value types outside the built-in set. Nil means none.
+	Types *Types
+	// Logger receives connection events. Nil discards them.
+	Logger *slog.Logger
+	// Clock times the backoff waits. Nil means the system clock.
+	Clock clock.Clock
+	// Seed seeds the backoff jitter. Zero means a seed derived from
+	// Worker and Peer, so that clients of one worker do not retry in
+	// lockstep and a run can be replayed.
+	Seed uint64
+}
+
+// ServerConfig configures a Server, the receiving end of a worker.
+// Topology, Worker and Handler are required; every other zero field
+// takes the default its comment gives.
+type ServerConfig struct {
+	Topology string // the topology this worker runs; peers of another are refused
+	Worker   string // this worker's id; peers that expect another are refused
+
+	// Addr is the address to listen on. Zero means 127.0.0.1:0 (loopback,
+	// a free port; see Server.Addr).
+	Addr string
+	// Listener, when set, is used instead of listening on Addr; the
+	// Server closes it.
+	Listener net.Listener
+
+	// Handler receives the messages.
+	Handler Handler
+	// ReceiveQueue is the number of decoded frames waiting for the
+	// handler per connection; when it is full the connection is not read
+	// and TCP pushes back on the sender. Zero means 4.
+	ReceiveQueue int
+	// MaxFrameBytes is the largest frame body accepted; a larger length
+	// prefix closes the connection. Zero means 16 MiB.
+	MaxFrameBytes int
+	// HandshakeTimeout bounds the wait for a peer's handshake, by the
+	// system clock. Zero means 5s.
+	HandshakeTimeout time.Duration
+
+	// Types carries value types outside the built-in set. Nil means none.
+	Types *Types
+	// Logger receives connection events and rejected frames. Nil discards
+	// them.
+	Logger *slog.Logger
+	// Clock times the waits after a failed Accept. Nil means the system
+	// clock.
+	Clock clock.Clock
+}
+
+type problems []error
+
+func (p *problems) add(format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+}
+
+func (p *problems) id(name, v string) {
+	if v == "" || len(v) > maxIDBytes {
+		p.add("%s is %q; it must be 1 to %d bytes", name, v, maxIDBytes)
+	}
+}
+
+func (p *problems) positive(name string, v int) {
+	if v < 0 {
+		p.add("%s is %d; it must be positive (or zero for the default)", name, v)
+	}
+}
+
+// Validate reports every invalid field.
+func (c ClientConfig) Validate() error {
+	var p problems
+	p.id("Topology", c.Topology)
+	p.id("Worker", c.Worker)
+	p.id("Peer", c.Peer)
+	if c.Addr == "" {
+		p.add("Addr is empty")
+	}
+	p.positive("QueueBytes", c.QueueBytes)
+	p.positive("FrameMessages", c.FrameMessages)
+	p.positive("FrameBytes", c.FrameBytes)
+	p.positive("MaxFrameBytes", c.MaxFrameBytes)
+	if c.MinBackoff < 0 || c.MaxBackoff < 0 || c.ConnectTimeout < 0 {
+		p.add("durations must not be negative (MinBackoff %v, MaxBackoff %v, ConnectTimeout %v)",
+			c.MinBackoff, c.MaxBackoff, c.ConnectTimeout)
+	}
+	d := c.withDefaults()
+	if d.MaxFrameBytes < 64 || d.MaxFrameBytes > 1<<31-1 {
+		p.add("MaxFrameBytes is %d; it must be 64 to 2^31-1", d.MaxFrameBytes)
+	}
+	if d.FrameBytes > d.MaxFrameBytes {
+		p.add("FrameBytes %d is above MaxFrameBytes %d", d.FrameBytes, d.MaxFrameBytes)
+	}
+	if d.MinBackoff > d.MaxBackoff {
+		p.add("MinBackoff %v is above MaxBackoff %v", d.MinBackoff, d.MaxBackoff)
+	}
+	return errors.Join(p...)
+}
+
+func (c ClientConfig) withDefaults() ClientConfig {
+	c.QueueBytes = or(c.QueueBytes, DefaultQueueBytes)
+	c.FrameMessages = or(c.FrameMessages, DefaultFrameMessages)
+	c.FrameBytes = or(c.FrameBytes, DefaultFrameBytes)
+	c.MaxFrameBytes = or(c.MaxFrameBytes, DefaultMaxFrameBytes)
+	c.MinBackoff = or(c.MinBackoff, DefaultMinBackoff)
+	c.MaxBackoff = or(c.MaxBackoff, max(DefaultMaxBackoff, c.MinBackoff))
+	c.ConnectTimeout = or(c.ConnectTimeout, DefaultConnectTimeout)
+	if c.Dial == nil {
+		var d net.Dialer
+		c.Dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Clock = clock.Or(c.Clock)
+	if c.Seed == 0 {
+		c.Seed = seedOf(c.Worker + "\x00" + c.Peer)
+	}
+	return c
+}
+
+// Validate reports every invalid field.
+func (c ServerConfig) Validate() error {
+	var p problems
+	p.id("Topology", c.Topology)
+	p.id("Worker", c.Worker)
+	if c.Handler == nil {
+		p.add("Handler is nil")
+	}
+	p.positive("ReceiveQueue", c.ReceiveQueue)
+	p.positive("MaxFrameBytes", c.MaxFrameBytes)
+	if c.HandshakeTimeout < 0 {
+		p.add("HandshakeTimeout is %v; it must be positive (or zero for 5s)", c.HandshakeTimeout)
+	}
+	if d := c.withDefaults(); d.MaxFrameBytes < 64 || d.MaxFrameBytes > 1<<31-1 {
+		p.add("MaxFrameBytes is %d; it must be 64 to 2^31-1", d.MaxFrameBytes)
+	}
+	return errors.Join(p...)
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	c.Addr = or(c.Addr, DefaultListenAddr)
+	c.ReceiveQueue = or(c.ReceiveQueue, DefaultReceiveQueue)
+	c.MaxFrameBytes = or(c.MaxFrameBytes, DefaultMaxFrameBytes)
+	c.HandshakeTimeout = or(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Clock = clock.Or(c.Clock)
+	return c
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// seedOf hashes s (FNV-1a) into a non-zero seed.
+func seedOf(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h | 1
+}

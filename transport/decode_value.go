@@ -1,0 +1,164 @@
+package transport
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// value decodes one tuple value (see the package comment for the types).
+func (d *decoder) value(depth int) (any, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case msgpcode.IsFixedNum(c), c >= msgpcode.Uint8 && c <= msgpcode.Int64:
+		n, err := d.dec.DecodeInt64()
+		return int(n), err
+	case msgpcode.IsString(c):
+		b, err := d.strBytes(false)
+		return string(b), err
+	case c == msgpcode.Double:
+		return d.dec.DecodeFloat64()
+	case c == msgpcode.True, c == msgpcode.False:
+		return d.dec.DecodeBool()
+	case c == msgpcode.Nil:
+		return nil, d.dec.DecodeNil()
+	case msgpcode.IsBin(c):
+		b, err := d.strBytes(true)
+		return append([]byte{}, b...), err
+	case c == msgpcode.Float:
+		return d.dec.DecodeFloat32()
+	case msgpcode.IsExt(c):
+		return d.ext()
+	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
+		return d.array(depth)
+	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
+		return d.mapValue(depth)
+	}
+	return nil, fmt.Errorf("unexpected code %#x", c)
+}
+
+func (d *decoder) array(depth int) (any, error) {
+	if depth >= maxDepth {
+		return nil, errors.New("values nested too deeply")
+	}
+	n, err := d.arrayLen(1)
+	if err != nil {
+		return nil, err
+	}
+	a := make([]any, n)
+	for i := range a {
+		if a[i], err = d.value(depth + 1); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (d *decoder) mapValue(depth int) (any, error) {
+	if depth >= maxDepth {
+		return nil, errors.New("values nested too deeply")
+	}
+	n, err := d.dec.DecodeMapLen()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || n > d.r.Len()/2 {
+		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.r.Len())
+	}
+	m := make(map[string]any, n)
+	for range n {
+		k, err := d.strBytes(false)
+		if err != nil {
+			return nil, fmt.Errorf("map key: %w", err)
+		}
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		m[string(k)] = v
+	}
+	return m, nil
+}
+
+func (d *decoder) ext() (any, error) {
+	id, n, err := d.dec.DecodeExtHeader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := d.take(n)
+	if err != nil {
+		return nil, err
+	}
+	switch id {
+	case extTime:
+		return decodeTime(data)
+	case extSized:
+		return decodeSized(data)
+	}
+	t := d.types.lookupID(id)
+	if t == nil {
+		return nil, fmt.Errorf("unknown extension %d", id)
+	}
+	v, err := t.dec(data)
+	if err != nil {
+		return nil, fmt.Errorf("extension %d (%v): %w", id, t.typ, err)
+	}
+	return v, nil
+}
+
+// decodeTime decodes msgpack's timestamp extension, in UTC.
+func decodeTime(b []byte) (time.Time, error) {
+	var sec, nsec int64
+	switch len(b) {
+	case 4:
+		sec = int64(binary.BigEndian.Uint32(b))
+	case 8:
+		u := binary.BigEndian.Uint64(b)
+		sec, nsec = int64(u&(1<<34-1)), int64(u>>34)
+	case 12:
+		nsec, sec = int64(binary.BigEndian.Uint32(b)), int64(binary.BigEndian.Uint64(b[4:]))
+	default:
+		return time.Time{}, fmt.Errorf("timestamp of %d bytes", len(b))
+	}
+	if nsec >= 1e9 {
+		return time.Time{}, fmt.Errorf("timestamp with %d ns", nsec)
+	}
+	return time.Unix(sec, nsec).UTC(), nil
+}
+
+// decodeSized decodes an extSized integer.
+func decodeSized(b []byte) (any, error) {
+	if len(b) == 0 || len(b) != 1+sizedWidth(b[0]) {
+		return nil, fmt.Errorf("sized integer of %d bytes", len(b))
+	}
+	var u uint64
+	for _, c := range b[1:] {
+		u = u<<8 | uint64(c)
+	}
+	switch b[0] {
+	case tagInt8:
+		return int8(u), nil
+	case tagInt16:
+		return int16(u), nil
+	case tagInt32:
+		return int32(u), nil
+	case tagInt64:
+		return int64(u), nil
+	case tagUint:
+		return uint(u), nil
+	case tagUint8:
+		return uint8(u), nil
+	case tagUint16:
+		return uint16(u), nil
+	case tagUint32:
+		return uint32(u), nil
+	default: // tagUint64; sizedWidth rejected the unknown tags
+		return u, nil
+	}
+}
