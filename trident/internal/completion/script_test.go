@@ -2,22 +2,22 @@ package completion
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/squallstream/squall/internal/script"
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/squallstream/squall/state"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata scripts with the actual output")
-
-// TestScripts runs every testdata/*.txt script. A script is a sequence of
-// input lines, each followed by the lines it is expected to produce,
-// indented by two spaces. Lines starting with # and blank lines are
-// comments. Handles are names chosen by the script. Inputs:
+// TestDataDriven runs every testdata/*.txt file with
+// github.com/cockroachdb/datadriven: each case is an input directive, a
+// ---- line and the lines it is expected to produce, up to a blank line.
+// Lines starting with # are comments. -rewrite rewrites the expected
+// output with the actual one. Handles are names chosen by the test file.
+// Inputs:
 //
 //	config reports=N [early=N] [late=c1,c2] [committer]
 //	                          a new machine
@@ -32,21 +32,35 @@ var update = flag.Bool("update", false, "rewrite the testdata scripts with the a
 //	                          remembered txids
 //
 // Outputs are the actions, in order.
-func TestScripts(t *testing.T) {
-	script.Run(t, "testdata/*.txt", *update, func() script.Driver {
-		var d driver
-		return d.run
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var dr driver
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			out, err := dr.run(d.Cmd, fields(d.CmdArgs))
+			if err != nil {
+				d.Fatalf(t, "%s: %v", d.FullCmd(), err)
+			}
+			return strings.Join(out, "\n")
+		})
 	})
 }
 
-// driver plays the shell for a script.
+// fields returns a directive's arguments as they were written: the driver
+// parses words (1:0, x3) as well as key=value pairs.
+func fields(args []datadriven.CmdArg) []string {
+	f := make([]string, len(args))
+	for i, a := range args {
+		f[i] = a.String()
+	}
+	return f
+}
+
+// driver plays the shell for one test file.
 type driver struct {
 	m *Machine[string]
 }
 
-func (d *driver) run(line string) ([]string, error) {
-	f := strings.Fields(line)
-	cmd, args := f[0], f[1:]
+func (d *driver) run(cmd string, args []string) ([]string, error) {
 	if d.m == nil && cmd != "config" {
 		return nil, errors.New("the first input must be config")
 	}

@@ -2,23 +2,22 @@ package coord
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/internal/script"
 	"github.com/squallstream/squall/state"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata scripts with the actual output")
-
-// TestScripts runs every testdata/*.txt script. A script is a sequence of
-// input lines, each followed by the lines it is expected to produce,
-// indented by two spaces. Lines starting with # and blank lines are
-// comments. Inputs:
+// TestDataDriven runs every testdata/*.txt file with
+// github.com/cockroachdb/datadriven: each case is an input directive, a
+// ---- line and the lines it is expected to produce, up to a blank line.
+// Lines starting with # are comments. -rewrite rewrites the expected
+// output with the actual one. Inputs:
 //
 //	config [max=N] [interval=N] [timeout=N] [attempts=N] [backoff=N] [maxbackoff=N] [seed=N]
 //	                          new coordinator, zero state
@@ -35,14 +34,30 @@ var update = flag.Bool("update", false, "rewrite the testdata scripts with the a
 // Outputs are the actions, in order, and "halted: <error>" when the
 // coordinator halts. The driver executes the actions like a shell would:
 // it remembers the last persisted state for restart.
-func TestScripts(t *testing.T) {
-	script.Run(t, "testdata/*.txt", *update, func() script.Driver {
-		var d driver
-		return d.run
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var dr driver
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			out, err := dr.run(d.Cmd, fields(d.CmdArgs))
+			if err != nil {
+				d.Fatalf(t, "%s: %v", d.FullCmd(), err)
+			}
+			return strings.Join(out, "\n")
+		})
 	})
 }
 
-// driver plays the shell for a script.
+// fields returns a directive's arguments as they were written: the driver
+// parses words (1:0, unavailable:) as well as key=value pairs.
+func fields(args []datadriven.CmdArg) []string {
+	f := make([]string, len(args))
+	for i, a := range args {
+		f[i] = a.String()
+	}
+	return f
+}
+
+// driver plays the shell for one test file.
 type driver struct {
 	c         *Coordinator
 	cfg       Config
@@ -50,12 +65,7 @@ type driver struct {
 	halted    bool
 }
 
-func (d *driver) run(line string) ([]string, error) {
-	f := strings.Fields(line)
-	if i := indexOf(f, "#"); i >= 0 {
-		f = f[:i]
-	}
-	cmd, args := f[0], f[1:]
+func (d *driver) run(cmd string, args []string) ([]string, error) {
 	if d.c == nil && cmd != "config" {
 		return nil, errors.New("the first input must be config")
 	}
@@ -218,13 +228,4 @@ func parseAttempt(s string) (Attempt, error) {
 		return Attempt{}, err
 	}
 	return Attempt{TxID: state.TxID(t), N: uint32(a)}, nil
-}
-
-func indexOf(f []string, s string) int {
-	for i, x := range f {
-		if strings.HasPrefix(x, s) {
-			return i
-		}
-	}
-	return -1
 }
