@@ -16,10 +16,12 @@ type ackerExecutor struct {
 	*executor
 	in      chan []ackerMsg
 	tracker *acker.Tracker
+
+	forwardResets bool // send spouts a Pending outcome for every reset (cluster mode)
 }
 
 func newAckerExecutor(e *executor) *ackerExecutor {
-	return &ackerExecutor{executor: e, in: e.w.ackerIn[e.idx]}
+	return &ackerExecutor{executor: e, in: e.w.ackerIn[e.idx], forwardResets: e.w.plan.cluster != nil}
 }
 
 func (a *ackerExecutor) run() {
@@ -77,11 +79,13 @@ func (a *ackerExecutor) apply(batch []ackerMsg) {
 		case acker.Failed:
 			a.counts.failed++
 		default:
-			continue
+			// Across workers the spout times its trees out too (in case
+			// this acker's worker dies), so it is told of resets.
+			if m.kind != msgReset || !a.forwardResets || o.SpoutTask == acker.NoTask {
+				continue
+			}
 		}
-		{
-			a.out.outcome(spoutMsg{task: o.SpoutTask, root: o.Root, status: o.Status})
-		}
+		a.out.outcome(spoutMsg{task: o.SpoutTask, root: o.Root, status: o.Status})
 	}
 }
 

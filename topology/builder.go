@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/squallstream/squall/transport"
 )
 
 // Builder declares a topology. Declarations are checked when Build is
 // called, which reports every problem at once.
 type Builder struct {
 	decls []*Declarer
+	types *transport.Types
 }
 
 // NewBuilder returns an empty Builder.
@@ -40,6 +43,13 @@ type input struct {
 	stream   string
 	grouping Grouping
 }
+
+// ValueTypes declares the types of tuple values, beyond the transport's
+// built-in set (basic types, []any, map[string]any, time.Time), that the
+// topology's components emit: in cluster mode (RunWorker) they cross
+// workers as registered in ts. A topology that runs in one process needs
+// none. ts must not change after Build.
+func (b *Builder) ValueTypes(ts *transport.Types) { b.types = ts }
 
 // Spout declares a spout; newSpout is called once per task.
 func (b *Builder) Spout(id string, newSpout func() Spout) *Declarer {
@@ -111,7 +121,7 @@ func (b *Builder) Build() (*Topology, error) {
 	bad := func(id, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: component %q: %s", ErrInvalidTopology, id, fmt.Sprintf(format, args...)))
 	}
-	t := &Topology{byID: make(map[string]*component)}
+	t := &Topology{byID: make(map[string]*component), types: b.types}
 	for _, d := range b.decls {
 		c := d.check(bad)
 		if _, dup := t.byID[d.id]; dup {

@@ -45,7 +45,11 @@ func newExecutor(w *worker, idx int) runner {
 		for name, rp := range w.plan.routes[p.comp] {
 			r := &route{routePlan: rp}
 			for _, s := range rp.subs {
-				r.choosers = append(r.choosers, newChooser(s.grouping, s.targets, s.fieldIndex, e.rng))
+				targets := s.targets
+				if s.grouping.kind == groupLocalOrShuffle {
+					targets = w.plan.localTargets(targets)
+				}
+				r.choosers = append(r.choosers, newChooser(s.grouping, targets, s.fieldIndex, e.rng))
 			}
 			e.routes[name] = r
 		}

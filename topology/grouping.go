@@ -49,8 +49,10 @@ func Global() Grouping { return Grouping{kind: groupGlobal} }
 // be declared with DirectStream.
 func Direct() Grouping { return Grouping{kind: groupDirect} }
 
-// LocalOrShuffle prefers tasks in the emitter's own worker. squall runs a
-// topology in one worker, so this is Shuffle.
+// LocalOrShuffle shuffles over the bolt's tasks in the emitter's own
+// worker, or over all of them if none runs there. In one process (a
+// LocalCluster) this is Shuffle; across workers (RunWorker) it keeps
+// tuples off the network where it can.
 func LocalOrShuffle() Grouping { return Grouping{kind: groupLocalOrShuffle} }
 
 // Custom calls a CustomGrouping to choose tasks. newGrouping is called once

@@ -12,6 +12,10 @@ type plan struct {
 	taskExec   []int // task id -> executor index
 	ackerTasks []TaskID
 	routes     map[*component]map[string]*routePlan
+
+	// Set by assign for a worker that runs a share of the topology
+	// (RunWorker); nil when one worker runs every task.
+	cluster *assignment
 }
 
 type execKind uint8
@@ -111,6 +115,11 @@ func (p *plan) route(c *component, stream string, s *schema) *routePlan {
 		}
 	}
 	return r
+}
+
+// local reports whether executor exec runs in this worker.
+func (p *plan) local(exec int) bool {
+	return p.cluster == nil || p.cluster.execPeer[exec] < 0
 }
 
 // ackerFor returns the acker task that tracks root.

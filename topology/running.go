@@ -21,6 +21,9 @@ type Running struct {
 	errors  errorLog
 	active  atomic.Bool
 
+	net     *network               // cluster mode only (RunWorker)
+	current atomic.Pointer[worker] // the running worker, for deliveries from peers
+
 	mu       sync.Mutex
 	worker   *worker
 	crashes  int
@@ -39,26 +42,35 @@ type Health struct {
 }
 
 func start(name string, t *Topology, cfg Config) *Running {
-	p := newPlan(t, cfg)
+	r := newRunning(name, newPlan(t, cfg), cfg)
+	go r.supervise()
+	return r
+}
+
+func newRunning(name string, p *plan, cfg Config) *Running {
 	r := &Running{name: name, plan: p, metrics: newMetrics(p),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	r.active.Store(!cfg.StartInactive)
-	go r.supervise()
 	return r
 }
 
 // supervise runs workers until Stop, restarting crashed ones with backoff.
 func (r *Running) supervise() {
 	defer close(r.done)
+	if r.net != nil {
+		defer r.net.close()
+	}
 	cfg := r.plan.cfg
 	restarts := backoff.Sequence{Backoff: backoff.Exponential(int64(cfg.RestartMinBackoff), int64(cfg.RestartMaxBackoff))}
 	for incarnation := 0; ; incarnation++ {
-		w := newWorker(r.plan, r.metrics, &r.errors, &r.active, incarnation, &r.drained)
+		w := newWorker(r.plan, r.metrics, &r.errors, &r.active, incarnation, &r.drained, r.net)
 		r.mu.Lock()
 		r.worker = w
 		r.mu.Unlock()
+		r.current.Store(w)
 		started := cfg.Clock.Now()
 		crash := w.run(r.stop)
+		r.current.Store(nil)
 		r.mu.Lock()
 		r.worker = nil
 		if crash != nil {

@@ -42,6 +42,14 @@ type spoutExecutor struct {
 
 	// wake ends an idle wait: the channel of the task that is a Waker, or
 	// with several, one their forwarders send on (spout_wake.go).
+	// Cluster mode only: the spout's own timeout of its trees, a backstop
+	// for an acker in a worker that died (or an outcome lost on the way).
+	// Every sweep interval it fails the trees emitted, or last reset (the
+	// acker forwards resets), at least two intervals ago.
+	sweep     time.Duration
+	nextSweep time.Time
+	resets    map[RootID]time.Time
+
 	wake      <-chan struct{}
 	forwarded sync.WaitGroup
 	quitWake  chan struct{} // closed by cleanup to stop the forwarders
@@ -51,6 +59,9 @@ func newSpoutExecutor(e *executor) *spoutExecutor {
 	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx], clock: e.w.cfg.Clock, age: clockRounds}
 	if e.acking {
 		s.max = e.w.cfg.MaxSpoutPending
+		if e.w.plan.cluster != nil && !e.w.cfg.DisableTimeouts {
+			s.sweep, s.resets = e.w.cfg.MessageTimeout, make(map[RootID]time.Time)
+		}
 	}
 	s.out.selfIn = s.in
 	s.out.stash = &s.stash
@@ -83,6 +94,9 @@ func (s *spoutExecutor) run() {
 	defer idle.Stop()
 	for !s.w.stopped() {
 		s.drainInput()
+		if s.sweep > 0 {
+			s.expire()
+		}
 		s.syncActivation()
 		if s.emitRound() {
 			continue
@@ -165,11 +179,20 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 	for _, m := range batch {
 		t := s.tasks[m.task-first]
 		p, ok := t.pending[m.root]
+		if m.status == acker.Pending { // a reset, forwarded in cluster mode
+			if ok && s.resets != nil {
+				s.resets[m.root] = s.clock.Now()
+			}
+			continue
+		}
 		if !ok {
 			s.counts.orphans++
 			continue
 		}
 		delete(t.pending, m.root)
+		if s.resets != nil {
+			delete(s.resets, m.root)
+		}
 		s.current = t.id
 		switch m.status {
 		case acker.Completed:
@@ -184,6 +207,36 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 			s.counts.failed++
 			t.spout.Fail(p.msgID)
 		default:
+			s.counts.failed++
+			t.spout.Fail(p.msgID)
+		}
+	}
+}
+
+// expire fails, as timed out, the trees pending for two sweep intervals
+// since their emit or last reset; it runs once per interval.
+func (s *spoutExecutor) expire() {
+	now := s.clock.Now()
+	if s.nextSweep.IsZero() {
+		s.nextSweep = now.Add(s.sweep)
+	}
+	if now.Before(s.nextSweep) {
+		return
+	}
+	s.nextSweep = now.Add(s.sweep)
+	for _, t := range s.tasks {
+		for root, p := range t.pending {
+			last := p.emitted
+			if r, ok := s.resets[root]; ok && r.After(last) {
+				last = r
+			}
+			if now.Sub(last) < 2*s.sweep {
+				continue
+			}
+			delete(t.pending, root)
+			delete(s.resets, root)
+			s.current = t.id
+			s.counts.timedOut++
 			s.counts.failed++
 			t.spout.Fail(p.msgID)
 		}

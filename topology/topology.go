@@ -1,6 +1,10 @@
 package topology
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/squallstream/squall/transport"
+)
 
 // Topology is a validated graph of spouts and bolts, ready to run. It is
 // immutable and may be submitted any number of times.
@@ -8,6 +12,7 @@ type Topology struct {
 	components []*component // sorted by id
 	byID       map[string]*component
 	numTasks   int
+	types      *transport.Types // value types beyond the transport's own (Builder.ValueTypes)
 }
 
 type component struct {

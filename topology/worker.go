@@ -58,7 +58,7 @@ type worker struct {
 	wg      sync.WaitGroup
 }
 
-func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarnation int, drained *notify.Signal) *worker {
+func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarnation int, drained *notify.Signal, net *network) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{plan: p, cfg: p.cfg, log: p.cfg.Logger, metrics: m, errors: errs, active: active,
 		ctx: ctx, cancel: cancel, stopping: ctx.Done(), incarnation: incarnation, drained: drained}
@@ -68,6 +68,14 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarna
 	w.spoutIn = make([]chan []spoutMsg, n)
 	w.pending = make([]atomic.Int64, n)
 	for i, e := range p.execs {
+		if !p.local(i) {
+			// A remote executor's queues are its worker's peer's: the
+			// outbox sends to them as to a local executor, with the same
+			// backpressure, and the peer's sender forwards them.
+			pe := net.peers[p.cluster.execPeer[i]]
+			w.boltIn[i], w.ackerIn[i], w.spoutIn[i] = pe.tuples, pe.acks, pe.outcomes
+			continue
+		}
 		switch e.kind {
 		case boltExec:
 			w.boltIn[i] = make(chan []Tuple, w.cfg.QueueCapacity)
@@ -85,8 +93,10 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarna
 // crash, or nil after a requested stop.
 func (w *worker) run(stop <-chan struct{}) *Crash {
 	for i := range w.plan.execs {
-		w.wg.Add(1)
-		go w.runExecutor(i)
+		if w.plan.local(i) {
+			w.wg.Add(1)
+			go w.runExecutor(i)
+		}
 	}
 	select {
 	case <-stop:

@@ -1,0 +1,354 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/squallstream/squall/acker"
+	"github.com/squallstream/squall/transport"
+)
+
+// network is a cluster-mode worker's connections: the transport server
+// that delivers peers' messages to the local executors, and one peer (a
+// transport client and its sender) per worker this one sends to. It lives
+// as long as the Running, across restarts of the local executors.
+//
+// Outgoing, a remote executor's input queues are its peer's queues
+// (newWorker), so executors batch and block on them exactly as on a local
+// executor's queue; in particular a spout blocked on a full peer queue
+// keeps draining its own input (outbox.go). The peer's sender goroutine
+// turns each batch into transport messages and blocks in Client.Send
+// while the connection's queue is full, which fills the peer queues:
+// backpressure reaches the emitting executors without a new blocking
+// path.
+//
+// Incoming, Deliver turns one frame's messages for one task into one
+// batch for that task's executor and blocks while its queue is full,
+// which stops the connection from being read (transport.Handler).
+type network struct {
+	r      *Running
+	log    *slog.Logger
+	server *transport.Server
+	peers  []*peer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// dropped counts messages that arrived for no running executor (the
+	// local executors were restarting or stopping) or that did not fit
+	// the topology; their trees time out.
+	dropped atomic.Uint64
+}
+
+// peer is the sending side of one connection to another worker.
+type peer struct {
+	id       WorkerID
+	client   *transport.Client
+	tuples   chan []Tuple
+	acks     chan []ackerMsg
+	outcomes chan []spoutMsg
+
+	// Scratch of the sender goroutine: Send encodes before it returns, so
+	// both are reused for every batch.
+	msgs    []transport.Message
+	anchors []transport.Anchor
+}
+
+func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, error) {
+	p, cfg := r.plan, r.plan.cfg
+	a := p.cluster
+	n := &network{r: r, log: cfg.Logger.With("topology", r.name, "worker", a.self)}
+	ctx, n.cancel = context.WithCancel(ctx)
+	types := p.topo.types
+	sc := spec.Server
+	sc.Topology, sc.Worker, sc.Handler, sc.Types = r.name, string(a.self), n, types
+	if spec.Listener != nil {
+		sc.Listener = spec.Listener
+	}
+	if sc.Logger == nil {
+		sc.Logger = cfg.Logger
+	}
+	if sc.Clock == nil {
+		sc.Clock = cfg.Clock
+	}
+	srv, err := transport.Listen(ctx, sc)
+	if err != nil {
+		n.cancel()
+		return nil, fmt.Errorf("topology: worker %s: %w", a.self, err)
+	}
+	n.server = srv
+	for i, id := range a.peers {
+		cc := spec.Client
+		cc.Topology, cc.Worker, cc.Peer, cc.Addr, cc.Types = r.name, string(a.self), string(id), a.addrs[i], types
+		if cc.Logger == nil {
+			cc.Logger = cfg.Logger
+		}
+		if cc.Clock == nil {
+			cc.Clock = cfg.Clock
+		}
+		cli, err := transport.NewClient(ctx, cc)
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("topology: worker %s: peer %s: %w", a.self, id, err)
+		}
+		pe := &peer{id: id, client: cli, tuples: make(chan []Tuple, cfg.QueueCapacity),
+			acks: make(chan []ackerMsg, cfg.QueueCapacity), outcomes: make(chan []spoutMsg, cfg.QueueCapacity)}
+		n.peers = append(n.peers, pe)
+		n.wg.Add(1)
+		go n.send(ctx, pe)
+	}
+	return n, nil
+}
+
+// close stops the senders, the clients (dropping what they still hold:
+// those trees time out) and the server.
+func (n *network) close() {
+	n.cancel()
+	n.wg.Wait()
+	for _, pe := range n.peers {
+		pe.client.Close()
+	}
+	if n.server != nil {
+		n.server.Close()
+	}
+}
+
+// send forwards one peer's batches until ctx ends.
+func (n *network) send(ctx context.Context, pe *peer) {
+	defer n.wg.Done()
+	for {
+		select {
+		case b := <-pe.tuples:
+			n.forward(ctx, pe, pe.tupleMessages(b))
+		case b := <-pe.acks:
+			n.forward(ctx, pe, pe.ackerMessages(n.r.plan, b))
+		case b := <-pe.outcomes:
+			n.forward(ctx, pe, pe.outcomeMessages(b))
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// forward sends msgs to the peer. A message the wire cannot carry (a
+// value of a type neither built in nor registered) is reported and
+// dropped, and its tree times out; the rest are sent.
+func (n *network) forward(ctx context.Context, pe *peer, msgs []transport.Message) {
+	err := pe.client.Send(ctx, msgs...)
+	if err == nil || ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
+		return
+	}
+	// Send stopped at the failing message; find it by sending the rest one
+	// at a time. This is the rare path: a programming error.
+	for i := range msgs {
+		if err := pe.client.Send(ctx, msgs[i]); err != nil {
+			if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
+				return
+			}
+			n.refused(msgs[i], err)
+		}
+	}
+}
+
+// refused reports a message the transport refused.
+func (n *network) refused(m transport.Message, err error) {
+	comp := n.r.plan.componentOf(m.Source)
+	n.r.errors.add(ReportedError{Component: comp, Task: m.Source, Time: n.r.plan.cfg.Clock.Now(),
+		Err: fmt.Errorf("topology: a %v to task %d cannot be sent to another worker: %w", m.Kind, m.Task, err)})
+	n.log.Error("message refused by the transport; its tree will time out", "kind", m.Kind, "source", m.Source, "task", m.Task, "err", err)
+}
+
+func (pe *peer) tupleMessages(b []Tuple) []transport.Message {
+	msgs, anchors := pe.msgs[:0], pe.anchors[:0]
+	for i := range b {
+		t := &b[i]
+		start := len(anchors)
+		for j := range t.ids.len() {
+			re := t.ids.at(j)
+			anchors = append(anchors, transport.Anchor{Root: re.root, Edge: re.id})
+		}
+		msgs = append(msgs, transport.Message{Kind: transport.KindTuple, Task: t.dstTask,
+			Stream: t.schema.stream, Source: t.srcTask, Values: t.values})
+		if len(anchors) > start {
+			msgs[len(msgs)-1].Anchors = anchors[start:len(anchors):len(anchors)]
+		}
+	}
+	pe.msgs, pe.anchors = msgs, anchors
+	return msgs
+}
+
+// ackerMessages converts acker messages. They do not name their acker
+// task: that is the task their root hashes to (plan.ackerFor), the same in
+// every worker.
+func (pe *peer) ackerMessages(p *plan, b []ackerMsg) []transport.Message {
+	msgs := pe.msgs[:0]
+	for _, m := range b {
+		tm := transport.Message{Task: p.ackerFor(m.root), Root: m.root}
+		switch m.kind {
+		case msgInit:
+			tm.Kind, tm.XOR, tm.Source = transport.KindInit, m.val, m.task
+		case msgAck:
+			tm.Kind, tm.XOR = transport.KindAck, m.val
+		case msgFail:
+			tm.Kind = transport.KindFail
+		case msgReset:
+			tm.Kind = transport.KindReset
+		}
+		msgs = append(msgs, tm)
+	}
+	pe.msgs = msgs
+	return msgs
+}
+
+func (pe *peer) outcomeMessages(b []spoutMsg) []transport.Message {
+	msgs := pe.msgs[:0]
+	for _, m := range b {
+		msgs = append(msgs, transport.Message{Kind: transport.KindOutcome, Task: m.task, Root: m.root, Status: m.status})
+	}
+	pe.msgs = msgs
+	return msgs
+}
+
+// Deliver implements transport.Handler: it hands msgs, all for task, to
+// the executor of task as one batch. Messages for no running executor, or
+// that do not fit the topology (a task or stream it does not have), are
+// dropped and counted; their trees time out.
+func (n *network) Deliver(ctx context.Context, from string, task transport.TaskID, msgs []transport.Message) error {
+	w := n.r.current.Load()
+	p := n.r.plan
+	if w == nil || task < 0 || int(task) >= len(p.taskExec) || !p.local(p.taskExec[task]) {
+		n.drop(from, task, msgs, "no local executor runs the task")
+		return nil
+	}
+	exec := p.taskExec[task]
+	var err error
+	switch p.execs[exec].kind {
+	case boltExec:
+		var b []Tuple
+		if b, err = n.tuples(msgs); err == nil {
+			err = deliver(ctx, w, w.boltIn[exec], b)
+		}
+	case ackerExec:
+		var b []ackerMsg
+		if b, err = ackerBatch(msgs); err == nil {
+			err = deliver(ctx, w, w.ackerIn[exec], b)
+		}
+	case spoutExec:
+		var b []spoutMsg
+		if b, err = outcomeBatch(msgs); err == nil {
+			err = deliver(ctx, w, w.spoutIn[exec], b)
+		}
+	}
+	switch {
+	case errors.Is(err, errStopping):
+		n.drop(from, task, msgs, "the local executors are stopping")
+	case err != nil && ctx.Err() == nil:
+		n.drop(from, task, msgs, err.Error())
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+var errStopping = errors.New("worker stopping")
+
+// deliver puts batch on an executor's queue, waiting while it is full.
+func deliver[T any](ctx context.Context, w *worker, ch chan []T, batch []T) error {
+	select {
+	case ch <- batch:
+		return nil
+	case <-w.stopping:
+		return errStopping
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (n *network) drop(from string, task TaskID, msgs []transport.Message, why string) {
+	if n.dropped.Add(uint64(len(msgs))) == uint64(len(msgs)) || n.log.Enabled(context.Background(), slog.LevelDebug) {
+		n.log.Warn("messages from a peer dropped; their trees will time out", "from", from, "task", task, "messages", len(msgs), "reason", why)
+	}
+}
+
+// tuples converts tuple messages for one bolt task.
+func (n *network) tuples(msgs []transport.Message) ([]Tuple, error) {
+	p := n.r.plan
+	b := make([]Tuple, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Kind != transport.KindTuple {
+			return nil, fmt.Errorf("a %v message for a bolt task", m.Kind)
+		}
+		s := p.schemaOf(m.Source, m.Stream)
+		if s == nil {
+			return nil, fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
+		}
+		if len(m.Values) != len(s.fields) {
+			return nil, fmt.Errorf("%d values on stream %v", len(m.Values), s)
+		}
+		t := &b[i]
+		t.values, t.schema, t.srcTask, t.dstTask = m.Values, s, m.Source, m.Task
+		for _, a := range m.Anchors {
+			if a.Root != 0 {
+				t.ids.xor(a.Root, a.Edge)
+			}
+		}
+	}
+	return b, nil
+}
+
+func ackerBatch(msgs []transport.Message) ([]ackerMsg, error) {
+	b := make([]ackerMsg, len(msgs))
+	for i, m := range msgs {
+		b[i] = ackerMsg{root: m.Root, val: m.XOR}
+		switch m.Kind {
+		case transport.KindInit:
+			b[i].kind, b[i].task = msgInit, m.Source
+		case transport.KindAck:
+			b[i].kind = msgAck
+		case transport.KindFail:
+			b[i].kind = msgFail
+		case transport.KindReset:
+			b[i].kind = msgReset
+		default:
+			return nil, fmt.Errorf("a %v message for an acker task", m.Kind)
+		}
+	}
+	return b, nil
+}
+
+func outcomeBatch(msgs []transport.Message) ([]spoutMsg, error) {
+	b := make([]spoutMsg, len(msgs))
+	for i, m := range msgs {
+		if m.Kind != transport.KindOutcome || m.Status > acker.TimedOut {
+			return nil, fmt.Errorf("a %v message (status %v) for a spout task", m.Kind, m.Status)
+		}
+		b[i] = spoutMsg{task: m.Task, root: m.Root, status: m.Status}
+	}
+	return b, nil
+}
+
+// componentOf returns the component id of task, "__acker" for an acker
+// task, or "" for no task.
+func (p *plan) componentOf(task TaskID) string {
+	if task < 0 || int(task) >= len(p.taskExec) {
+		return ""
+	}
+	return p.execs[p.taskExec[task]].name()
+}
+
+// schemaOf returns the schema of stream as declared by the component of
+// task, or nil.
+func (p *plan) schemaOf(task TaskID, stream string) *schema {
+	if task < 0 || int(task) >= len(p.taskExec) {
+		return nil
+	}
+	c := p.execs[p.taskExec[task]].comp
+	if c == nil {
+		return nil
+	}
+	return c.outputs[stream]
+}
