@@ -24,6 +24,7 @@ const (
 // if the topology builder refuses the result.
 func Build(spec Spec, cfg Config, st *Status) (*topology.Topology, error) {
 	b := topology.NewBuilder()
+	b.ValueTypes(valueTypes()) // attempts and announcements cross workers in cluster mode
 	ms := b.Spout(MasterComponent, func() topology.Spout {
 		return &master{name: spec.Name, sourceSpecs: spec.Sources, cfg: cfg, store: cfg.Store, status: st}
 	})
