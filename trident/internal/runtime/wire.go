@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/transport"
+	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
 
