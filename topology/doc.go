@@ -11,6 +11,16 @@
 // before anything runs. A LocalCluster runs a built Topology in-process
 // inside a supervised worker.
 //
+// # Across workers
+//
+// RunWorker runs one worker's share of a topology in cluster mode: the
+// executors of the tasks a WorkerSpec assigns to it, a transport server
+// for what peers send them, and a transport client per peer (package
+// transport). Executors send to remote tasks through the same bounded,
+// batching queues as to local ones. A spout whose acker may be in another
+// worker also times its trees out itself, so the trees of a worker that
+// died fail and replay. See docs/topology.md, "Across workers".
+//
 // # Reliability
 //
 // A spout tuple emitted with a message id becomes the root of a tuple tree.

@@ -214,49 +214,50 @@ func (pe *peer) outcomeMessages(b []spoutMsg) []transport.Message {
 
 // Deliver implements transport.Handler: it hands msgs, all for task, to
 // the executor of task as one batch. Messages for no running executor, or
-// that do not fit the topology (a task or stream it does not have), are
-// dropped and counted; their trees time out.
+// that do not fit the topology (a task or stream it does not have, a kind
+// the task does not take), are dropped and counted; their trees time out.
 func (n *network) Deliver(ctx context.Context, from string, task transport.TaskID, msgs []transport.Message) error {
 	w := n.r.current.Load()
 	p := n.r.plan
 	if w == nil || task < 0 || int(task) >= len(p.taskExec) || !p.local(p.taskExec[task]) {
-		n.drop(from, task, msgs, "no local executor runs the task")
+		n.drop(from, task, len(msgs), "no local executor runs the task")
 		return nil
 	}
 	exec := p.taskExec[task]
 	var err error
 	switch p.execs[exec].kind {
 	case boltExec:
-		var b []Tuple
-		if b, err = n.tuples(msgs); err == nil {
-			err = deliver(ctx, w, w.boltIn[exec], b)
-		}
+		err = deliver(ctx, n, w, from, task, w.boltIn[exec], msgs, n.tuple)
 	case ackerExec:
-		var b []ackerMsg
-		if b, err = ackerBatch(msgs); err == nil {
-			err = deliver(ctx, w, w.ackerIn[exec], b)
-		}
+		err = deliver(ctx, n, w, from, task, w.ackerIn[exec], msgs, n.ackerMessage)
 	case spoutExec:
-		var b []spoutMsg
-		if b, err = outcomeBatch(msgs); err == nil {
-			err = deliver(ctx, w, w.spoutIn[exec], b)
-		}
+		err = deliver(ctx, n, w, from, task, w.spoutIn[exec], msgs, outcome)
 	}
-	switch {
-	case errors.Is(err, errStopping):
-		n.drop(from, task, msgs, "the local executors are stopping")
-	case err != nil && ctx.Err() == nil:
-		n.drop(from, task, msgs, err.Error())
-	case err != nil:
-		return err
+	if errors.Is(err, errStopping) {
+		n.drop(from, task, len(msgs), "the local executors are stopping")
+		return nil
 	}
-	return nil
+	return err
 }
 
 var errStopping = errors.New("worker stopping")
 
-// deliver puts batch on an executor's queue, waiting while it is full.
-func deliver[T any](ctx context.Context, w *worker, ch chan []T, batch []T) error {
+// deliver converts msgs and puts them on an executor's queue as one batch,
+// waiting while it is full. Messages that do not convert are dropped.
+func deliver[T any](ctx context.Context, n *network, w *worker, from string, task TaskID, ch chan []T,
+	msgs []transport.Message, convert func(*transport.Message) (T, error)) error {
+	batch := make([]T, 0, len(msgs))
+	for i := range msgs {
+		v, err := convert(&msgs[i])
+		if err != nil {
+			n.drop(from, task, 1, err.Error())
+			continue
+		}
+		batch = append(batch, v)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
 	select {
 	case ch <- batch:
 		return nil
@@ -267,68 +268,64 @@ func deliver[T any](ctx context.Context, w *worker, ch chan []T, batch []T) erro
 	}
 }
 
-func (n *network) drop(from string, task TaskID, msgs []transport.Message, why string) {
-	if n.dropped.Add(uint64(len(msgs))) == uint64(len(msgs)) || n.log.Enabled(context.Background(), slog.LevelDebug) {
-		n.log.Warn("messages from a peer dropped; their trees will time out", "from", from, "task", task, "messages", len(msgs), "reason", why)
+// drop counts messages that cannot be delivered; the first drop is logged
+// as a warning, later ones at debug level (a restart drops many).
+func (n *network) drop(from string, task TaskID, msgs int, why string) {
+	level := slog.LevelDebug
+	if n.dropped.Add(uint64(msgs)) == uint64(msgs) {
+		level = slog.LevelWarn
 	}
+	n.log.Log(context.Background(), level, "messages from a peer dropped; their trees will time out",
+		"from", from, "task", task, "messages", msgs, "reason", why)
 }
 
-// tuples converts tuple messages for one bolt task.
-func (n *network) tuples(msgs []transport.Message) ([]Tuple, error) {
-	p := n.r.plan
-	b := make([]Tuple, len(msgs))
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Kind != transport.KindTuple {
-			return nil, fmt.Errorf("a %v message for a bolt task", m.Kind)
-		}
-		s := p.schemaOf(m.Source, m.Stream)
-		if s == nil {
-			return nil, fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
-		}
-		if len(m.Values) != len(s.fields) {
-			return nil, fmt.Errorf("%d values on stream %v", len(m.Values), s)
-		}
-		t := &b[i]
-		t.values, t.schema, t.srcTask, t.dstTask = m.Values, s, m.Source, m.Task
-		for _, a := range m.Anchors {
-			if a.Root != 0 {
-				t.ids.xor(a.Root, a.Edge)
-			}
+// tuple converts a tuple message for a bolt task.
+func (n *network) tuple(m *transport.Message) (Tuple, error) {
+	if m.Kind != transport.KindTuple {
+		return Tuple{}, fmt.Errorf("a %v message for a bolt task", m.Kind)
+	}
+	s := n.r.plan.schemaOf(m.Source, m.Stream)
+	if s == nil {
+		return Tuple{}, fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
+	}
+	if len(m.Values) != len(s.fields) {
+		return Tuple{}, fmt.Errorf("%d values on stream %v", len(m.Values), s)
+	}
+	t := Tuple{values: m.Values, schema: s, srcTask: m.Source, dstTask: m.Task}
+	for _, a := range m.Anchors {
+		if a.Root != 0 {
+			t.ids.xor(a.Root, a.Edge)
 		}
 	}
-	return b, nil
+	return t, nil
 }
 
-func ackerBatch(msgs []transport.Message) ([]ackerMsg, error) {
-	b := make([]ackerMsg, len(msgs))
-	for i, m := range msgs {
-		b[i] = ackerMsg{root: m.Root, val: m.XOR}
-		switch m.Kind {
-		case transport.KindInit:
-			b[i].kind, b[i].task = msgInit, m.Source
-		case transport.KindAck:
-			b[i].kind = msgAck
-		case transport.KindFail:
-			b[i].kind = msgFail
-		case transport.KindReset:
-			b[i].kind = msgReset
-		default:
-			return nil, fmt.Errorf("a %v message for an acker task", m.Kind)
+func (n *network) ackerMessage(m *transport.Message) (ackerMsg, error) {
+	a := ackerMsg{root: m.Root, val: m.XOR}
+	switch m.Kind {
+	case transport.KindInit:
+		// The acker sends the tree's outcome to this task.
+		if p := n.r.plan; m.Source < 0 || int(m.Source) >= len(p.taskExec) || p.execs[p.taskExec[m.Source]].kind != spoutExec {
+			return a, fmt.Errorf("an init from task %d, which is no spout task", m.Source)
 		}
+		a.kind, a.task = msgInit, m.Source
+	case transport.KindAck:
+		a.kind = msgAck
+	case transport.KindFail:
+		a.kind = msgFail
+	case transport.KindReset:
+		a.kind = msgReset
+	default:
+		return a, fmt.Errorf("a %v message for an acker task", m.Kind)
 	}
-	return b, nil
+	return a, nil
 }
 
-func outcomeBatch(msgs []transport.Message) ([]spoutMsg, error) {
-	b := make([]spoutMsg, len(msgs))
-	for i, m := range msgs {
-		if m.Kind != transport.KindOutcome || m.Status > acker.TimedOut {
-			return nil, fmt.Errorf("a %v message (status %v) for a spout task", m.Kind, m.Status)
-		}
-		b[i] = spoutMsg{task: m.Task, root: m.Root, status: m.Status}
+func outcome(m *transport.Message) (spoutMsg, error) {
+	if m.Kind != transport.KindOutcome || m.Status > acker.TimedOut {
+		return spoutMsg{}, fmt.Errorf("a %v message (status %v) for a spout task", m.Kind, m.Status)
 	}
-	return b, nil
+	return spoutMsg{task: m.Task, root: m.Root, status: m.Status}, nil
 }
 
 // componentOf returns the component id of task, "__acker" for an acker

@@ -70,6 +70,22 @@ func (t *Topology) TaskComponents(ackers int) []string {
 	return out
 }
 
+// ExecutorTasks returns the tasks of each executor of the named component,
+// in executor order (contiguous runs of its task ids, as even as
+// possible), or nil for no such component: the units a scheduler assigns
+// to workers. Each acker task is an executor of its own.
+func (t *Topology) ExecutorTasks(component string) [][]TaskID {
+	c := t.component(component)
+	if c == nil {
+		return nil
+	}
+	var out [][]TaskID
+	for _, run := range c.executorTasks() {
+		out = append(out, slices.Clone(run))
+	}
+	return out
+}
+
 // ErrInvalidAssignment is wrapped by the errors RunWorker returns for a
 // WorkerSpec that does not fit the topology.
 var ErrInvalidAssignment = errors.New("topology: invalid worker assignment")
@@ -199,4 +215,14 @@ func (r *Running) PeerStats() map[WorkerID]transport.ClientStats {
 		out[pe.id] = pe.client.Stats()
 	}
 	return out
+}
+
+// PeerDrops returns the number of messages from peers that a cluster-mode
+// worker dropped: they arrived while its executors were restarting or
+// stopping, or did not fit the topology (logged). Their trees time out.
+func (r *Running) PeerDrops() uint64 {
+	if r.net == nil {
+		return 0
+	}
+	return r.net.dropped.Load()
 }

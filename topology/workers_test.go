@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/squallstream/squall/transport"
 )
 
 // wordCounts is a word count's output, shared by the count tasks of every
@@ -225,6 +227,9 @@ func TestTaskIDsAreDeterministic(t *testing.T) {
 		if got := topo.TaskComponents(2); !slices.Equal(got, want) {
 			t.Fatalf("declared %v: tasks %v, want %v", order, got, want)
 		}
+		if got := topo.ExecutorTasks("mid"); !slices.EqualFunc(got, [][]TaskID{{1, 2}, {3}}, slices.Equal) {
+			t.Fatalf("executors of mid: %v", got)
+		}
 		p := newPlan(topo, Config{Ackers: 2}.withDefaults())
 		if !slices.Equal(p.ackerTasks, []TaskID{6, 7}) {
 			t.Fatalf("acker tasks %v", p.ackerTasks)
@@ -302,3 +307,53 @@ func (b *prepareBolt) Prepare(_ context.Context, info TaskInfo, out *OutputColle
 }
 func (b *prepareBolt) Execute(t *Tuple) { b.execute(b.out, t) }
 func (b *prepareBolt) Cleanup() error   { return nil }
+
+// TestBadPeerMessagesAreDroppedAndCounted sends a worker messages that do
+// not fit the topology: they are dropped and counted, and the worker goes
+// on delivering good ones.
+func TestBadPeerMessagesAreDroppedAndCounted(t *testing.T) {
+	f := newFeed()
+	var mu sync.Mutex
+	var got []string
+	b := NewBuilder()
+	b.Spout("feed", f.newSpout).Output("v")
+	b.Bolt("sink", func() Bolt {
+		return &prepareBolt{prepare: func(TaskInfo) {}, execute: func(out *OutputCollector, tu *Tuple) {
+			mu.Lock()
+			got = append(got, tu.SourceComponent()+"/"+tu.SourceStream()+":"+fmt.Sprint(tu.Value(0)))
+			mu.Unlock()
+			out.Ack(tu)
+		}}
+	}).Input("feed", Shuffle())
+	// Tasks: feed 0, sink 1, the acker 2.
+	ws := newWorkers(t, mustBuild(t, b), DefaultConfig(), nil, map[string]WorkerID{"feed": "a", "sink": "b", ackerComponent: "b"})
+	r := ws.start("b")
+	cli, err := transport.NewClient(context.Background(), transport.ClientConfig{Topology: ws.name, Worker: "a", Peer: "b", Addr: ws.addrs["b"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	send := func(m transport.Message) {
+		t.Helper()
+		if err := cli.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(transport.Message{Kind: transport.KindTuple, Task: 1, Stream: "nope", Source: 0, Values: []any{1}})           // undeclared stream
+	send(transport.Message{Kind: transport.KindTuple, Task: 1, Stream: DefaultStream, Source: 0, Values: []any{1, 2}}) // too many values
+	send(transport.Message{Kind: transport.KindTuple, Task: 0, Stream: DefaultStream, Source: 0, Values: []any{1}})    // a task b does not run
+	send(transport.Message{Kind: transport.KindAck, Task: 1, Root: 5, XOR: 1})                                         // an ack for a bolt
+	send(transport.Message{Kind: transport.KindInit, Task: 2, Root: 5, XOR: 1, Source: 1})                             // an init from a bolt
+	send(transport.Message{Kind: transport.KindTuple, Task: 1, Stream: DefaultStream, Source: 0, Values: []any{"ok"}})
+	waitUntil(t, 10*time.Second, "five drops and one delivery", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.PeerDrops() == 5 && len(got) == 1
+	})
+	if got[0] != "feed/default:ok" {
+		t.Fatalf("delivered %q", got[0])
+	}
+	if h := r.Health(); h.Crashes != 0 {
+		t.Fatalf("health %+v", h)
+	}
+}
