@@ -213,42 +213,87 @@ func (pe *peer) outcomeMessages(b []spoutMsg) []transport.Message {
 }
 
 // Deliver implements transport.Handler: it hands msgs, all for task, to
-// the executor of task as one batch. Messages for no running executor, or
-// that do not fit the topology (a task or stream it does not have, a kind
-// the task does not take), are dropped and counted; their trees time out.
+// the executor of task as one batch. Before the local executors start,
+// and while they restart after a crash, it waits for them (the connection
+// is not read meanwhile); once this worker stops it drops. Messages that
+// do not fit the topology (a task this worker does not run, a stream the
+// source does not declare, a kind the task does not take) are dropped
+// one by one and counted; their trees time out.
 func (n *network) Deliver(ctx context.Context, from string, task transport.TaskID, msgs []transport.Message) error {
-	w := n.r.current.Load()
 	p := n.r.plan
-	if w == nil || task < 0 || int(task) >= len(p.taskExec) || !p.local(p.taskExec[task]) {
+	if task < 0 || int(task) >= len(p.taskExec) || !p.local(p.taskExec[task]) {
 		n.drop(from, task, len(msgs), "no local executor runs the task")
 		return nil
 	}
 	exec := p.taskExec[task]
-	var err error
+	var batch any // nil if no message converts
 	switch p.execs[exec].kind {
 	case boltExec:
-		err = deliver(ctx, n, w, from, task, w.boltIn[exec], msgs, n.tuple)
+		if b := convert(n, from, task, msgs, n.tuple); b != nil {
+			batch = b
+		}
 	case ackerExec:
-		err = deliver(ctx, n, w, from, task, w.ackerIn[exec], msgs, n.ackerMessage)
+		if b := convert(n, from, task, msgs, n.ackerMessage); b != nil {
+			batch = b
+		}
 	case spoutExec:
-		err = deliver(ctx, n, w, from, task, w.spoutIn[exec], msgs, outcome)
+		if b := convert(n, from, task, msgs, outcome); b != nil {
+			batch = b
+		}
 	}
-	if errors.Is(err, errStopping) {
-		n.drop(from, task, len(msgs), "the local executors are stopping")
+	if batch == nil {
 		return nil
 	}
-	return err
+	for {
+		w, err := n.worker(ctx)
+		if err != nil {
+			return err
+		}
+		if w == nil {
+			n.drop(from, task, len(msgs), "the worker is stopping")
+			return nil
+		}
+		var ok bool
+		switch b := batch.(type) {
+		case []Tuple:
+			ok, err = deliver(ctx, w, w.boltIn[exec], b)
+		case []ackerMsg:
+			ok, err = deliver(ctx, w, w.ackerIn[exec], b)
+		case []spoutMsg:
+			ok, err = deliver(ctx, w, w.spoutIn[exec], b)
+		}
+		if ok || err != nil {
+			return err
+		}
+		// That incarnation stopped before taking the batch: wait for the
+		// next one.
+	}
 }
 
-var errStopping = errors.New("worker stopping")
+// worker returns the running worker, waiting while the executors
+// (re)start; nil once the Running stops.
+func (n *network) worker(ctx context.Context) (*worker, error) {
+	for {
+		started := n.r.started.Wait()
+		if w := n.r.current.Load(); w != nil && !w.stopped() {
+			return w, nil
+		}
+		select {
+		case <-started:
+		case <-n.r.stop:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
 
-// deliver converts msgs and puts them on an executor's queue as one batch,
-// waiting while it is full. Messages that do not convert are dropped.
-func deliver[T any](ctx context.Context, n *network, w *worker, from string, task TaskID, ch chan []T,
-	msgs []transport.Message, convert func(*transport.Message) (T, error)) error {
+// convert turns msgs into a batch for an executor, dropping the ones that
+// do not convert; nil if none does.
+func convert[T any](n *network, from string, task TaskID, msgs []transport.Message, conv func(*transport.Message) (T, error)) []T {
 	batch := make([]T, 0, len(msgs))
 	for i := range msgs {
-		v, err := convert(&msgs[i])
+		v, err := conv(&msgs[i])
 		if err != nil {
 			n.drop(from, task, 1, err.Error())
 			continue
@@ -258,13 +303,19 @@ func deliver[T any](ctx context.Context, n *network, w *worker, from string, tas
 	if len(batch) == 0 {
 		return nil
 	}
+	return batch
+}
+
+// deliver puts batch on an executor's queue, waiting while it is full; it
+// reports false if the worker stopped first.
+func deliver[T any](ctx context.Context, w *worker, ch chan []T, batch []T) (bool, error) {
 	select {
 	case ch <- batch:
-		return nil
+		return true, nil
 	case <-w.stopping:
-		return errStopping
+		return false, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 

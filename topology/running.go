@@ -23,6 +23,7 @@ type Running struct {
 
 	net     *network               // cluster mode only (RunWorker)
 	current atomic.Pointer[worker] // the running worker, for deliveries from peers
+	started notify.Signal          // broadcast when current is set
 
 	mu       sync.Mutex
 	worker   *worker
@@ -68,6 +69,7 @@ func (r *Running) supervise() {
 		r.worker = w
 		r.mu.Unlock()
 		r.current.Store(w)
+		r.started.Broadcast()
 		started := cfg.Clock.Now()
 		crash := w.run(r.stop)
 		r.current.Store(nil)

@@ -140,7 +140,7 @@ func TestWorkerRestartReplays(t *testing.T) {
 		ws.startAll()
 		acked := func() int { a, _ := f.counts(); return a }
 
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(505 * time.Millisecond) // split tasks are in the middle of a sentence
 		if a := acked(); a == 0 || a >= n-100 {
 			t.Fatalf("%d acked before the kill; want some, with trees in flight", a)
 		}
@@ -163,7 +163,7 @@ func TestWorkerRestartReplays(t *testing.T) {
 		}
 
 		addSentences(f, n, n, map[string]int{})
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(505 * time.Millisecond) // split tasks are in the middle of a sentence
 		ws.kill("a")
 		time.Sleep(3 * time.Second)
 		ws.start("a")
