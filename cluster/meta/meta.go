@@ -175,7 +175,6 @@ type Status struct {
 	PID        int       `json:"pid"`
 	Generation uint64    `json:"generation"`
 	Committed  uint64    `json:"committed"`
-	Active     bool      `json:"active"`
 	Time       time.Time `json:"time"`
 }
 
