@@ -96,8 +96,10 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	for i := range ports {
 		ports[i] = s.firstPort + i
 	}
+	// Workers hold leases of the supervisor's TTL: a node's death is
+	// noticed when both have expired.
 	return supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
-		MinUptime: s.minUptime, WorkerEnv: e.env()}, nil
+		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String()}}, nil
 }
 
 func runSupervisor(ctx context.Context, p *Program, args []string) error {
@@ -231,7 +233,7 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	scfg.Client, scfg.Logger, scfg.StopWorkersOnExit = cli, log, true
-	scfg.WorkerArgs = []string{"--dev", "--store-dir", filepath.Join(dir, "stores")}
+	scfg.WorkerArgs = append(scfg.WorkerArgs, "--dev", "--store-dir", filepath.Join(dir, "stores"))
 	scfg.WorkerEnv = append(scfg.WorkerEnv, "SQUALL_LOG_LEVEL=info")
 	s, err := supervisor.New(scfg)
 	if err != nil {
