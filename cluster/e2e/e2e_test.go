@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,8 +94,8 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 
 	// Restarted on the same data dir, the supervisor adopts the worker.
 	restarted := c.supervisor(id, dirs[id], map[string]int{"sA": 6700, "sB": 6800}[id])
-	if err := eventually(30*time.Second, func() bool { return strings.Contains(restarted.logs.String(), "adopted a running worker") }); err != nil {
-		t.Fatalf("the restarted supervisor adopted nothing:\n%s", restarted.logs)
+	if err := eventually(30*time.Second, func() bool { return strings.Contains(restarted.logs.String(), "supervisor: registered") }); err != nil {
+		t.Fatalf("the restarted supervisor did not register:\n%s", restarted.logs)
 	}
 	again := time.Now()
 	st3 := c.committing("wordcount", 60*time.Second, st2.Committed, "commits after the supervisor's restart",
@@ -102,11 +103,21 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 	if st3.PID != st.PID {
 		t.Fatalf("after the supervisor's restart the worker is pid %d, not the adopted %d: a duplicate was started", st3.PID, st.PID)
 	}
+	// No second worker process for the slot: its pid file still names the
+	// adopted worker, and no other process runs the topology.
+	var rec struct{ PID int }
+	b, err := os.ReadFile(filepath.Join(dirs[id], "workers", strconv.Itoa(st.Slot.Port), "worker.json"))
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.PID != st.PID {
+		t.Fatalf("the slot's pid file names pid %d (err %v), not the adopted worker %d: a duplicate was started", rec.PID, err, st.PID)
+	}
+	if others := workerProcesses(dirs[id]); !slices.Equal(others, []int{st.PID}) {
+		t.Fatalf("worker processes of %s: %v, want only %d", id, others, st.PID)
+	}
 	if ws := c.workers("wordcount"); len(ws) != 1 {
 		t.Fatalf("%d workers of wordcount run, want 1: %+v", len(ws), ws)
 	}
-	if strings.Contains(restarted.logs.String(), "started a worker") {
-		t.Fatalf("the restarted supervisor started a worker:\n%s", restarted.logs)
+	if logs := restarted.logs.String(); strings.Contains(logs, "started a worker") || !strings.Contains(logs, "adopted a running worker") {
+		t.Fatalf("the restarted supervisor did not adopt the worker:\n%s", logs)
 	}
 }
 

@@ -324,3 +324,21 @@ func eventually(timeout time.Duration, cond func() bool) error {
 	}
 	return nil
 }
+
+// workerProcesses lists the live processes whose command line names dir
+// (the workers of the supervisor on dir).
+func workerProcesses(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), "\x00worker\x00") && strings.Contains(string(b), dir) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
