@@ -91,15 +91,25 @@ func (m *master) Activate() {
 // moved the coordinator, the topology was activated) and after every
 // NextTuple. The master is a topology.Waker: it wakes its executor at once
 // if the coordinator has actions ready, and otherwise arms a timer of its
-// clock for nextTick, when the next batch may start, a backoff ends or a
-// batch times out. So the executor need not poll it: Trident runs with a
-// long spout idle wait (see trident.Config.Topology).
+// clock for nextTick (when the next batch may start, a backoff ends or a
+// batch times out) or for the end of a failed action's retry backoff. So
+// the executor need not poll it: Trident runs with a long spout idle wait
+// (see trident.Config.Topology).
 func (m *master) wake() {
-	if m.coord != nil && m.coord.HasReady() {
-		m.Notify()
+	if m.coord == nil || m.status.isHalted() {
 		return
 	}
-	d := m.nextTick().Sub(m.clock.Now())
+	next := m.nextTick()
+	if m.pending != nil || m.coord.HasReady() {
+		if !m.waiting() {
+			m.Notify()
+			return
+		}
+		// An action failed and waits for its backoff: wake when it ends
+		// (waking at once would spin until then).
+		next = minTime(next, m.retry.until)
+	}
+	d := next.Sub(m.clock.Now())
 	if d <= 0 {
 		m.Notify()
 		return
@@ -109,6 +119,13 @@ func (m *master) wake() {
 		return
 	}
 	m.tick.Reset(d)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // nextTick returns when the master next ticks the coordinator: when a
