@@ -55,7 +55,6 @@ type cluster struct {
 	prefix    string
 	keys      meta.Layout
 	cli       *clientv3.Client
-	storeDir  string
 	ttl       time.Duration
 	env       []string
 
@@ -92,9 +91,9 @@ func newCluster(t *testing.T, ttl time.Duration, env ...string) *cluster {
 	eps := testenv.EtcdEndpoints(t)
 	prefix := "/" + testenv.UniqueName(t, "e2e")
 	c := &cluster{t: t, endpoints: eps, prefix: prefix, keys: meta.New(prefix), cli: etcdtest.Client(t, eps),
-		storeDir: t.TempDir(), ttl: ttl}
+		ttl: ttl}
 	c.env = append([]string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(eps, ","), "SQUALL_PREFIX=" + prefix,
-		"TESTPROG_STORE_DIR=" + c.storeDir, "SQUALL_LOG_LEVEL=debug"}, env...)
+		"SQUALL_LOG_LEVEL=debug"}, env...)
 	t.Cleanup(c.cleanup)
 	return c
 }

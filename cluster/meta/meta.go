@@ -82,6 +82,10 @@ func (l Layout) Statuses() string              { return l.p() + "/status/" }
 func (l Layout) Status(topology string) string { return l.Statuses() + topology }
 
 // Crashes is the prefix of every Crash; Crash the key of one.
+// Coordination is the prefix of the coordination store (etcdstore) of
+// topologies that name no other.
+func (l Layout) Coordination() string { return l.p() + "/coordination" }
+
 func (l Layout) Crashes() string { return l.p() + "/crashes/" }
 func (l Layout) Crash(topology string, s Slot) string {
 	return l.Crashes() + topology + "/" + s.Supervisor + "/" + strconv.Itoa(s.Port)

@@ -207,7 +207,6 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		s.reconcile(ctx, life, runs, adopted, desired)
 	})
 	for _, r := range runs {
-		r.stop.Store(s.cfg.StopWorkersOnExit)
 		r.cancel()
 	}
 	for _, r := range runs {
@@ -370,6 +369,10 @@ func (s *Supervisor) reconcile(ctx, life context.Context, runs map[int]*slotRun,
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		r := &slotRun{port: port, work: w, cancel: cancel, done: make(chan struct{})}
+		// Set before the run starts: when ctx ends, the run may see it
+		// before Run does, and must already know whether to stop the
+		// worker.
+		r.stop.Store(s.cfg.StopWorkersOnExit)
 		runs[port] = r
 		p := adopted[port]
 		delete(adopted, port)

@@ -41,7 +41,9 @@ import (
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/boltstore"
+	"github.com/squallstream/squall/trident/coordstore/etcdstore"
 )
 
 // Topology is one topology of a program's registry: its name and how to
@@ -49,11 +51,13 @@ import (
 // so it must build the same topology each time.
 type Topology struct {
 	Name string
-	// Build returns the topology and its configuration. In cluster mode
-	// Config.Store must be a coordination store shared by every machine
-	// that may run the topology (cassandrastore, or etcd's once merged);
-	// in dev mode a nil Store means a bbolt store in the data directory.
-	// A Store that is an io.Closer is closed when the worker stops.
+	// Build returns the topology and its configuration. Config.Store is
+	// the coordination store: nil means the cluster's own etcd
+	// (trident/coordstore/etcdstore, under the cluster's prefix), shared
+	// by every machine and fenced, or under dev a bbolt store in the data
+	// directory. A Store given here must be shared and fenced too (for
+	// example cassandrastore). A Store that is an io.Closer is closed
+	// when the worker stops.
 	Build func(Env) (*trident.Topology, trident.Config, error)
 }
 
@@ -92,11 +96,6 @@ type Config struct {
 	Clock       clock.Clock
 	Logger      *slog.Logger
 }
-
-// ErrNoStore: cluster mode without a shared coordination store.
-var ErrNoStore = errors.New("worker: the topology's Config.Store is nil; cluster mode needs a coordination store " +
-	"shared by every machine that may run it, and fenced (trident/coordstore/cassandrastore); only dev mode " +
-	"defaults to a local bbolt store")
 
 type worker struct {
 	cfg  Config
@@ -159,10 +158,7 @@ func (w *worker) run(ctx context.Context) (int, error) {
 		}
 	}()
 	if tcfg.Store == nil {
-		if !w.cfg.Dev {
-			return 1, fmt.Errorf("topology %s: %w", name, ErrNoStore)
-		}
-		st, err := w.openDevStore(ctx)
+		st, err := w.defaultStore(ctx)
 		if err != nil {
 			return 1, err
 		}
@@ -242,6 +238,20 @@ func (w *worker) run(ctx context.Context) (int, error) {
 			}
 		}
 	}
+}
+
+// defaultStore opens the coordination store of a topology that names
+// none: under dev a bbolt store in the data directory, otherwise the
+// cluster's etcd (the store does not close the worker's client).
+func (w *worker) defaultStore(ctx context.Context) (coordstore.Store, error) {
+	if w.cfg.Dev {
+		return w.openDevStore(ctx)
+	}
+	st, err := etcdstore.New(w.cfg.Client, w.keys.Coordination(), etcdstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("worker: the coordination store on etcd: %w", err)
+	}
+	return st, nil
 }
 
 // openDevStore opens the dev mode's bbolt store, waiting while a worker

@@ -2,9 +2,8 @@
 // word count over fixed batches (then empty batches forever, so the
 // committed txid keeps growing), registered as "wordcount" and "flaky".
 //
-// Outside dev mode its coordination store is a bbolt file per topology in
-// $TESTPROG_STORE_DIR, shared by every worker of the test's machine. The
-// "flaky" topology fails to build on the supervisor named by
+// Its coordination store is the default: the cluster's etcd (under dev, a
+// bbolt file in the data directory). The "flaky" topology fails to build on the supervisor named by
 // $TESTPROG_FAIL_ON, so that its workers there never start.
 package main
 
@@ -12,14 +11,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/squallstream/squall"
 	"github.com/squallstream/squall/ops"
 	"github.com/squallstream/squall/trident"
-	"github.com/squallstream/squall/trident/coordstore/boltstore"
 )
 
 func main() {
@@ -47,21 +44,7 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 		})
 		trident.PersistentAggregate(sentences.Each(trident.Fields{"sentence"}, split, "word").GroupBy("word"),
 			trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
-		cfg := trident.Config{BatchEmitInterval: 20 * time.Millisecond}
-		if env.Dev {
-			return tt, cfg, nil // the dev default store
-		}
-		dir := os.Getenv("TESTPROG_STORE_DIR")
-		if dir == "" {
-			return nil, cfg, errors.New("testprog: TESTPROG_STORE_DIR is not set")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		st, err := boltstore.Open(ctx, filepath.Join(dir, name+".bolt"), boltstore.Options{LockTimeout: 60 * time.Second})
-		if err != nil {
-			return nil, cfg, err
-		}
-		cfg.Store = st
-		return tt, cfg, nil
+		// A nil Store: the cluster's etcd, or the dev default.
+		return tt, trident.Config{BatchEmitInterval: 20 * time.Millisecond}, nil
 	}
 }
