@@ -56,13 +56,14 @@ type master struct {
 	sources     []*spout.Allocator // by source index
 	version     coordstore.Version
 
-	started  map[txn.Attempt]time.Time // announcement time of attempts in flight
-	pending  []coord.Action            // actions handed by Ready, not yet all done
-	done     int                       // how many of pending are done
-	lastTick time.Time
-	tick     clock.Timer // wakes the executor at nextTick (see wake)
-	ready    bool
-	inactive bool
+	started    map[txn.Attempt]time.Time // announcement time of attempts in flight
+	committing map[txn.Attempt]time.Time // start of the commit phase of attempts committing
+	pending    []coord.Action            // actions handed by Ready, not yet all done
+	done       int                       // how many of pending are done
+	lastTick   time.Time
+	tick       clock.Timer // wakes the executor at nextTick (see wake)
+	ready      bool
+	inactive   bool
 
 	retry   shellRetry
 	corrupt map[state.TxID]int // failures on corrupt state per txid, without MaxAttempts
@@ -135,7 +136,7 @@ func (m *master) nextTick() time.Time { return m.lastTick.Add(m.cfg.BatchEmitInt
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
 	m.clock = clock.Or(m.cfg.Topology.Clock)
-	m.started = map[txn.Attempt]time.Time{}
+	m.started, m.committing = map[txn.Attempt]time.Time{}, map[txn.Attempt]time.Time{}
 	if m.status.isHalted() {
 		return nil // halted for good: NextTuple does nothing
 	}
