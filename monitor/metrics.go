@@ -52,6 +52,12 @@ var (
 		"The last committed transaction id.", lTopo, nil)
 	descCommitted = prometheus.NewDesc("squall_batches_committed_total",
 		"Batches committed since the topology was submitted in this process.", lTopo, nil)
+	descAnnounced = prometheus.NewDesc("squall_batches_emitted_total",
+		"Batch attempts announced since the topology was submitted in this process.", lTopo, nil)
+	descReplayed = prometheus.NewDesc("squall_batches_replayed_total",
+		"Announced batch attempts at a txid that was tried before.", lTopo, nil)
+	descCommitLatency = prometheus.NewDesc("squall_commit_latency_quantile_seconds",
+		"Time from the start of a batch's commit phase to the end of its state writes, over the batches committed since submission, by quantile (0.5, 0.99; 1 is the maximum). Quantiles are accurate to about 7%.", lQuant, nil)
 	descBatchFailed = prometheus.NewDesc("squall_batches_failed_total",
 		"Failed batch attempts and failed master actions (store or spout calls).", lTopo, nil)
 	descBatchLatency = prometheus.NewDesc("squall_batch_latency_quantile_seconds",
@@ -74,7 +80,8 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descReady, descWorkerRunning, descRestarts, descPending,
 		descEmitted, descExecuted, descAcked, descFailed, descTimedOut, descCompErrors, descComplete,
-		descCommittedTxID, descCommitted, descBatchFailed, descBatchLatency, descDeadLetters,
+		descCommittedTxID, descCommitted, descAnnounced, descReplayed, descBatchFailed, descBatchLatency,
+		descCommitLatency, descDeadLetters,
 		descQuarantined, descGeneration, descHalted, descLag,
 	} {
 		ch <- d
@@ -119,8 +126,13 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		gauge(descCommittedTxID, float64(b.Committed()), name)
 		counter(descCommitted, lat.Count, name)
 		counter(descBatchFailed, b.FailedAttempts(), name)
+		counter(descAnnounced, b.Announced(), name)
+		counter(descReplayed, b.Replayed(), name)
 		if lat.Count > 0 {
 			quantiles(lat, func(q string, v float64) { gauge(descBatchLatency, v, name, q) })
+		}
+		if cl := b.CommitLatency(); cl.Count > 0 {
+			quantiles(cl, func(q string, v float64) { gauge(descCommitLatency, v, name, q) })
 		}
 		counter(descDeadLetters, b.Rejected(), name)
 		counter(descQuarantined, b.Quarantined(), name)

@@ -93,6 +93,9 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 		"squall_topology_halted":                   words,
 		"squall_worker_restarts_total":             words,
 		"squall_batches_failed_total":              words,
+		"squall_batches_emitted_total":             words,
+		"squall_batches_replayed_total":            words,
+		"squall_commit_latency_quantile_seconds":   {"topology": "words", "quantile": "0.5"},
 		"squall_dead_letters_total":                words,
 		"squall_quarantined_total":                 words,
 		"squall_pending_trees":                     words,
@@ -127,6 +130,9 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 	if v := value(t, after, "squall_batches_committed_total", words); v < committed+3 {
 		t.Fatalf("batches committed %v, was %v", v, committed)
+	}
+	if v := value(t, after, "squall_batches_emitted_total", words); v < committed+3 {
+		t.Fatalf("batches emitted %v, fewer than the %v committed", v, committed+3)
 	}
 	if v := value(t, after, "squall_tuples_acked_total", master); v <= acked {
 		t.Fatalf("master acked %v, was %v", v, acked)

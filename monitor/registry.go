@@ -35,7 +35,10 @@ type Batches interface {
 	FailedAttempts() uint64
 	Rejected() uint64
 	Quarantined() uint64
+	Announced() uint64
+	Replayed() uint64
 	BatchLatency() topology.Latency
+	CommitLatency() topology.Latency
 	Generation() state.Generation
 	Halted() <-chan struct{}
 	Err() error

@@ -33,6 +33,10 @@ type TopologySummary struct {
 // BatchesView is a Trident topology's batch figures.
 type BatchesView struct {
 	CommittedTxID uint64 `json:"committed_txid"` // the last committed txid
+	// Announced counts the batch attempts announced since submission, and
+	// Replayed those of them at a txid tried before.
+	Announced uint64 `json:"announced"`
+	Replayed  uint64 `json:"replayed"`
 	// Committed is the number of batches committed since the topology was
 	// submitted in this process.
 	Committed uint64 `json:"committed"`
@@ -47,6 +51,9 @@ type BatchesView struct {
 	// Latency is the time from a batch's announcement to the end of its
 	// commit, over the batches committed since submission.
 	Latency LatencyView `json:"latency"`
+	// CommitLatency is the time from the start of a batch's commit phase
+	// to the end of its state writes.
+	CommitLatency LatencyView `json:"commit_latency"`
 }
 
 // LatencyView summarises a latency distribution; quantiles are accurate
@@ -150,10 +157,10 @@ func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary
 func batchesView(b Batches) *BatchesView {
 	lat := b.BatchLatency()
 	v := &BatchesView{
-		CommittedTxID: uint64(b.Committed()), Committed: lat.Count,
+		CommittedTxID: uint64(b.Committed()), Committed: lat.Count, Announced: b.Announced(), Replayed: b.Replayed(),
 		FailedAttempts: b.FailedAttempts(), DeadLetters: b.Rejected(), Quarantined: b.Quarantined(),
 		Generation: uint64(b.Generation()), Halted: closed(b.Halted()),
-		Latency: latencyView(lat),
+		Latency: latencyView(lat), CommitLatency: latencyView(b.CommitLatency()),
 	}
 	if err := b.Err(); err != nil {
 		v.HaltError = err.Error()

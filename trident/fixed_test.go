@@ -50,5 +50,15 @@ func TestFixedSourceReplaysIdentically(t *testing.T) {
 				t.Fatalf("sentence %q seen %d times; want a failed attempt and its replay", line, seen[line])
 			}
 		}
+		// Every sentence's batch was announced twice: once failing, once
+		// replayed; every committed batch has a commit phase.
+		committed := r.BatchLatency().Count
+		if r.Replayed() < uint64(len(sentences)) || r.Announced() < committed+r.Replayed() {
+			t.Fatalf("announced %d, replayed %d, committed %d: want at least %d replays",
+				r.Announced(), r.Replayed(), committed, len(sentences))
+		}
+		if c := r.CommitLatency(); c.Count != committed || c.Max > r.BatchLatency().Max {
+			t.Fatalf("commit latency %+v for %d committed batches (batch latency %+v)", c, committed, r.BatchLatency())
+		}
 	})
 }

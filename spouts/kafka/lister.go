@@ -13,7 +13,7 @@ import (
 	"github.com/squallstream/squall/trident/spout"
 )
 
-// lister is the coordinator side of the spout (Storm's
+// lister is the allocator side of the spout (Storm's
 // KafkaTridentSpoutCoordinator): the partitions of the subscribed topics,
 // listed again when the last list is RefreshInterval/2 old (the
 // transport's metadata cache adds at most another half), so that a

@@ -6,8 +6,8 @@
 // RotatingTransactionalState).
 //
 // Store is the interface every implementation provides: Memory here, a
-// durable bbolt store in boltstore, and a Cassandra one in
-// cassandrastore. The conformance suite in coordstoretest checks any
+// durable bbolt store in boltstore, a Cassandra one in cassandrastore and
+// an etcd one in etcdstore (for cluster mode). The conformance suite in coordstoretest checks any
 // implementation, and faultstore wraps one to inject failures.
 //
 // # Ordering contract

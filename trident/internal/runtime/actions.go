@@ -46,6 +46,10 @@ func (m *master) announce(a txn.Attempt) {
 		ann.batches = append(ann.batches, b)
 	}
 	m.started[a] = m.clock.Now()
+	m.status.announced.Add(1)
+	if a.N > 0 {
+		m.status.replayed.Add(1)
+	}
 	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
 }
 
@@ -57,6 +61,7 @@ func (m *master) startCommit(a txn.Attempt) {
 			return
 		}
 	}
+	m.committing[a] = m.clock.Now()
 	m.out.EmitStream(streamFreeze, masterMsg{streamFreeze, a}, topology.Values{a})
 }
 
@@ -70,6 +75,11 @@ func (m *master) succeed(a txn.Attempt) {
 	for started := range m.started {
 		if started.TxID <= a.TxID {
 			delete(m.started, started)
+		}
+	}
+	for started := range m.committing {
+		if started.TxID <= a.TxID {
+			delete(m.committing, started)
 		}
 	}
 	m.noteCommit(a.TxID)
@@ -86,6 +96,9 @@ func (m *master) Ack(id any) {
 	case streamCommit:
 		if t, ok := m.started[msg.attempt]; ok {
 			m.status.latency.Record(clock.Since(m.clock, t))
+		}
+		if t, ok := m.committing[msg.attempt]; ok {
+			m.status.commitLatency.Record(clock.Since(m.clock, t))
 		}
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}

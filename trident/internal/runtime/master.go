@@ -56,13 +56,14 @@ type master struct {
 	sources     []*spout.Allocator // by source index
 	version     coordstore.Version
 
-	started  map[txn.Attempt]time.Time // announcement time of attempts in flight
-	pending  []coord.Action            // actions handed by Ready, not yet all done
-	done     int                       // how many of pending are done
-	lastTick time.Time
-	tick     clock.Timer // wakes the executor at nextTick (see wake)
-	ready    bool
-	inactive bool
+	started    map[txn.Attempt]time.Time // announcement time of attempts in flight
+	committing map[txn.Attempt]time.Time // start of the commit phase of attempts committing
+	pending    []coord.Action            // actions handed by Ready, not yet all done
+	done       int                       // how many of pending are done
+	lastTick   time.Time
+	tick       clock.Timer // wakes the executor at nextTick (see wake)
+	ready      bool
+	inactive   bool
 
 	retry   shellRetry
 	corrupt map[state.TxID]int // failures on corrupt state per txid, without MaxAttempts
@@ -91,15 +92,25 @@ func (m *master) Activate() {
 // moved the coordinator, the topology was activated) and after every
 // NextTuple. The master is a topology.Waker: it wakes its executor at once
 // if the coordinator has actions ready, and otherwise arms a timer of its
-// clock for nextTick, when the next batch may start, a backoff ends or a
-// batch times out. So the executor need not poll it: Trident runs with a
-// long spout idle wait (see trident.Config.Topology).
+// clock for nextTick (when the next batch may start, a backoff ends or a
+// batch times out) or for the end of a failed action's retry backoff. So
+// the executor need not poll it: Trident runs with a long spout idle wait
+// (see trident.Config.Topology).
 func (m *master) wake() {
-	if m.coord != nil && m.coord.HasReady() {
-		m.Notify()
+	if m.coord == nil || m.status.isHalted() {
 		return
 	}
-	d := m.nextTick().Sub(m.clock.Now())
+	next := m.nextTick()
+	if m.pending != nil || m.coord.HasReady() {
+		if !m.waiting() {
+			m.Notify()
+			return
+		}
+		// An action failed and waits for its backoff: wake when it ends
+		// (waking at once would spin until then).
+		next = minTime(next, m.retry.until)
+	}
+	d := next.Sub(m.clock.Now())
 	if d <= 0 {
 		m.Notify()
 		return
@@ -111,6 +122,13 @@ func (m *master) wake() {
 	m.tick.Reset(d)
 }
 
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // nextTick returns when the master next ticks the coordinator: when a
 // batch may start, a backoff ends, or a batch times out (in ticks).
 func (m *master) nextTick() time.Time { return m.lastTick.Add(m.cfg.BatchEmitInterval) }
@@ -118,7 +136,7 @@ func (m *master) nextTick() time.Time { return m.lastTick.Add(m.cfg.BatchEmitInt
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
 	m.clock = clock.Or(m.cfg.Topology.Clock)
-	m.started = map[txn.Attempt]time.Time{}
+	m.started, m.committing = map[txn.Attempt]time.Time{}, map[txn.Attempt]time.Time{}
 	if m.status.isHalted() {
 		return nil // halted for good: NextTuple does nothing
 	}

@@ -23,6 +23,8 @@ type Status struct {
 	stopped   chan struct{} // closed by Halt
 	rejected  atomic.Uint64
 
+	announced      atomic.Uint64 // batch attempts announced
+	replayed       atomic.Uint64 // of them, attempts at a txid tried before (attempt number above 0)
 	failedAttempts atomic.Uint64 // failed batch attempts and master actions
 	quarantined    atomic.Uint64 // corrupt stored values moved aside
 	starts         atomic.Int64  // master starts: more than one after a worker restart
@@ -30,8 +32,9 @@ type Status struct {
 	mu       sync.Mutex
 	failures map[txn.TxID]error // why the latest attempt at a txid failed
 
-	latency hist.Histogram // batch latencies: announcement of the committed attempt to the end of its commit
-	commits notify.Signal  // broadcast on every change of committed
+	latency       hist.Histogram // batch latencies: announcement of the committed attempt to the end of its commit
+	commitLatency hist.Histogram // commit latencies: start of the commit phase (the freeze) to the end of the commit
+	commits       notify.Signal  // broadcast on every change of committed
 }
 
 // NewStatus returns the status of a submission that owns the topology as
@@ -116,9 +119,21 @@ func (s *Status) Quarantined() uint64 { return s.quarantined.Load() }
 // master actions.
 func (s *Status) FailedAttempts() uint64 { return s.failedAttempts.Load() }
 
+// Announced returns the number of batch attempts announced.
+func (s *Status) Announced() uint64 { return s.announced.Load() }
+
+// Replayed returns the number of announced attempts at a txid that was
+// tried before (by this process or an earlier one).
+func (s *Status) Replayed() uint64 { return s.replayed.Load() }
+
 // BatchLatency summarises the latencies of the committed batches.
-func (s *Status) BatchLatency() topology.Latency {
-	l := s.latency.Summary()
+func (s *Status) BatchLatency() topology.Latency { return latencyOf(&s.latency) }
+
+// CommitLatency summarises the commit phases of the committed batches.
+func (s *Status) CommitLatency() topology.Latency { return latencyOf(&s.commitLatency) }
+
+func latencyOf(h *hist.Histogram) topology.Latency {
+	l := h.Summary()
 	return topology.Latency{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/acker"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/coord"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
@@ -112,6 +111,3 @@ func (m *master) tick() error {
 	}
 	return m.run()
 }
-
-// committed is the last txid whose success the master persisted.
-func (m *master) committed() state.TxID { return m.c.Committed() }

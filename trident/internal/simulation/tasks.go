@@ -37,7 +37,7 @@ func newSourceTask(w *world, i int, kind spout.Kind) (*sourceTask, error) {
 	return &sourceTask{w: w, node: sourceNode(i), ex: ex}, err
 }
 
-// words is the collector of one batch: it sends each word to its counting
+// wordsOut is the collector of one batch: it sends each word to its counting
 // task and counts what each was sent.
 type wordsOut struct {
 	t       *sourceTask

@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/squallstream/squall/cluster/etcdembed"
+	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/nimbus"
+	"github.com/squallstream/squall/cluster/supervisor"
+	"github.com/squallstream/squall/cluster/worker"
+)
+
+func runNimbus(ctx context.Context, p *Program, args []string) error {
+	fs := flag.NewFlagSet("nimbus", flag.ContinueOnError)
+	var e etcdFlags
+	var lf logFlags
+	e.register(fs)
+	lf.register(fs, "info")
+	listen := fs.String("listen", "127.0.0.1:6627", "address of the nimbus's HTTP server (code for the other nimbuses and the supervisors, the API)")
+	advertise := fs.String("advertise", "", "address (host:port) others reach this nimbus at; it is the nimbus's ID (default: the listening address)")
+	dataDir := fs.String("data-dir", "squall-data/nimbus", "directory of the artifacts this nimbus keeps")
+	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the election and code holder keys: the leader failover time")
+	rf := fs.Int("replication", 1, "nimbus hosts that must hold a topology's code before it runs")
+	if _, err := parse(p, fs, "nimbus", args, 0); err != nil {
+		return err
+	}
+	log, err := lf.logger(p.Stderr)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if *rf < 1 {
+		return usageError("--replication %d: want at least 1", *rf)
+	}
+	cli, err := e.client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	id := *advertise
+	if id == "" {
+		id = ln.Addr().String()
+	}
+	n, err := nimbus.New(nimbus.Config{Client: cli, Prefix: e.prefix, ID: id, Listener: ln, CodeDir: *dataDir,
+		TTL: *ttl, ReplicationFactor: *rf, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("nimbus: serving", "id", id, "listen", ln.Addr().String(), "etcd", e.endpoints)
+	if err := n.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// supervisorFlags are the flags of the supervisor command (and of dev).
+type supervisorFlags struct {
+	id        string
+	slots     int
+	firstPort int
+	dataDir   string
+	ttl       time.Duration
+	grace     time.Duration
+	minUptime time.Duration
+}
+
+func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
+	host, _ := os.Hostname()
+	fs.StringVar(&s.id, "id", host, "supervisor ID, unique and stable across restarts (default: the host name)")
+	fs.IntVar(&s.slots, "slots", 4, "worker slots of this supervisor")
+	fs.IntVar(&s.firstPort, "first-port", 6700, "port of the first slot; the slots are numbered from it")
+	fs.StringVar(&s.dataDir, "data-dir", dataDir, "directory of artifacts, worker pid files and logs")
+	fs.DurationVar(&s.ttl, "ttl", 10*time.Second, "lease TTL of the supervisor's registration: how soon its death is noticed")
+	fs.DurationVar(&s.grace, "grace", 10*time.Second, "wait between SIGTERM and SIGKILL when a worker stops")
+	fs.DurationVar(&s.minUptime, "min-uptime", 10*time.Second, "a worker exiting sooner after its start failed to start")
+}
+
+func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
+	if s.slots < 1 || s.firstPort < 1 || s.firstPort+s.slots > 65536 {
+		return supervisor.Config{}, usageError("--slots %d from --first-port %d: want at least one slot within 1-65535", s.slots, s.firstPort)
+	}
+	ports := make([]int, s.slots)
+	for i := range ports {
+		ports[i] = s.firstPort + i
+	}
+	// Workers hold leases of the supervisor's TTL: a node's death is
+	// noticed when both have expired.
+	return supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
+		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String()}}, nil
+}
+
+func runSupervisor(ctx context.Context, p *Program, args []string) error {
+	fs := flag.NewFlagSet("supervisor", flag.ContinueOnError)
+	var e etcdFlags
+	var lf logFlags
+	var sf supervisorFlags
+	e.register(fs)
+	lf.register(fs, "info")
+	sf.register(fs, "squall-data/supervisor")
+	if _, err := parse(p, fs, "supervisor", args, 0); err != nil {
+		return err
+	}
+	log, err := lf.logger(p.Stderr)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	cfg, err := sf.config(&e)
+	if err != nil {
+		return err
+	}
+	cfg.WorkerEnv = append(cfg.WorkerEnv, "SQUALL_LOG_LEVEL="+lf.level, "SQUALL_LOG_FORMAT="+lf.format)
+	cli, err := e.client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	cfg.Client, cfg.Logger = cli, log
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func runWorker(ctx context.Context, p *Program, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var e etcdFlags
+	var lf logFlags
+	e.register(fs)
+	lf.register(fs, "info")
+	name := fs.String("topology", "", "topology to run")
+	sup := fs.String("supervisor", "", "ID of the supervisor that started this worker")
+	port := fs.Int("port", 0, "slot (port) of this worker")
+	dataDir := fs.String("data-dir", ".", "this worker's directory")
+	dev := fs.Bool("dev", false, "dev mode: default to a local bbolt coordination store in --store-dir")
+	storeDir := fs.String("store-dir", "", "dev mode: directory of the default coordination stores")
+	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the worker's registration")
+	if _, err := parse(p, fs, "worker", args, 0); err != nil {
+		return err
+	}
+	log, err := lf.logger(p.Stderr)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if *sup == "" || *port <= 0 {
+		return usageError("--supervisor and --port are required (a worker is started by a supervisor)")
+	}
+	t, err := p.Registry.Lookup(*name)
+	if err != nil {
+		return usageError("--topology: %v", err)
+	}
+	cli, err := e.client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	code, err := worker.Run(ctx, worker.Config{Client: cli, Prefix: e.prefix, Topology: t,
+		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, StoreDir: *storeDir, Dev: *dev, TTL: *ttl,
+		Logger: log.With("pid", os.Getpid())})
+	if code != ExitOK || err != nil {
+		return exitError{code: code, err: err}
+	}
+	return nil
+}
+
+func runDev(ctx context.Context, p *Program, args []string) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	var lf logFlags
+	lf.register(fs, "warn")
+	dataDir := fs.String("data-dir", "squall-dev", "directory of everything dev keeps: etcd's data, code, stores, worker logs")
+	etcdListen := fs.String("etcd-listen", "127.0.0.1:2379", "client address of the embedded etcd")
+	listen := fs.String("listen", "127.0.0.1:6627", "address of the nimbus's HTTP server")
+	slots := fs.Int("slots", 4, "worker slots")
+	firstPort := fs.Int("first-port", 6700, "port of the first slot")
+	if _, err := parse(p, fs, "dev", args, 0); err != nil {
+		return err
+	}
+	log, err := lf.logger(p.Stderr)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	dir, err := filepath.Abs(*dataDir)
+	if err != nil {
+		return err
+	}
+	exe, err := p.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program's binary: %w", err)
+	}
+
+	etcd, err := etcdembed.Start(ctx, etcdembed.Config{Dir: filepath.Join(dir, "etcd"), ClientURL: "http://" + *etcdListen,
+		PeerURL: "http://127.0.0.1:0"})
+	if err != nil {
+		return fmt.Errorf("starting the embedded etcd (is --etcd-listen %s free?): %w", *etcdListen, err)
+	}
+	defer etcd.Close()
+	e := etcdFlags{endpoints: etcd.Endpoints()[0], prefix: meta.DefaultPrefix, dialTimeout: 5 * time.Second}
+	cli, err := e.client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	n, err := nimbus.New(nimbus.Config{Client: cli, ID: ln.Addr().String(), Listener: ln,
+		CodeDir: filepath.Join(dir, "nimbus"), TTL: 2 * time.Second, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	sf := supervisorFlags{id: "dev", slots: *slots, firstPort: *firstPort, dataDir: filepath.Join(dir, "supervisor"),
+		ttl: 2 * time.Second, grace: 10 * time.Second, minUptime: 5 * time.Second}
+	scfg, err := sf.config(&e)
+	if err != nil {
+		return err
+	}
+	scfg.Client, scfg.Logger, scfg.StopWorkersOnExit = cli, log, true
+	scfg.WorkerArgs = append(scfg.WorkerArgs, "--dev", "--store-dir", filepath.Join(dir, "stores"))
+	scfg.WorkerEnv = append(scfg.WorkerEnv, "SQUALL_LOG_LEVEL=info")
+	s, err := supervisor.New(scfg)
+	if err != nil {
+		return err
+	}
+
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); n.Run(rctx) }()
+	go func() { defer wg.Done(); s.Run(rctx) }()
+	defer wg.Wait()
+	defer stop()
+
+	if err := submitAll(rctx, p, n, exe, log); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(p.Stdout, "squall dev: etcd at %s, nimbus at %s, data in %s; topologies: %v\n"+
+		"  try: %s list --etcd-endpoints %s\n  worker logs: %s/supervisor/workers/<port>/worker.log\n  interrupt (Ctrl-C) to stop\n",
+		e.endpoints, ln.Addr(), dir, p.Registry.Names(), progName(), e.endpoints, dir)
+	<-ctx.Done()
+	return nil
+}
+
+// submitAll waits for the dev nimbus to lead and submits every topology.
+func submitAll(ctx context.Context, p *Program, n *nimbus.Nimbus, exe string, log *slog.Logger) error {
+	for n.Candidate().Current() == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.Candidate().Changed():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for _, name := range p.Registry.Names() {
+		f, err := os.Open(exe)
+		if err != nil {
+			return err
+		}
+		s, err := n.SubmitTopology(ctx, name, 1, Fingerprint(name), f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("submitting %s: %w", name, err)
+		}
+		log.Info("dev: submitted", "topology", name, "artifact", s.Artifact)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// envName is the environment variable of a flag: SQUALL_<FLAG>, the flag's
+// name upper-cased with dashes as underscores. A command-specific variable
+// SQUALL_<COMMAND>_<FLAG> wins over it (SQUALL_SUPERVISOR_ID vs
+// SQUALL_NIMBUS_ID).
+func envName(command, flagName string) (specific, general string) {
+	up := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+	return "SQUALL_" + up(command) + "_" + up(flagName), "SQUALL_" + up(flagName)
+}
+
+// applyEnv sets every flag not given on the command line from its
+// environment variable, if set.
+func applyEnv(fs *flag.FlagSet, command string, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		specific, general := envName(command, f.Name)
+		for _, name := range []string{specific, general} {
+			if v := getenv(name); v != "" {
+				if err := fs.Set(f.Name, v); err != nil {
+					errs = append(errs, fmt.Errorf("environment variable %s=%q for --%s: %w", name, v, f.Name, err))
+				}
+				return
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// etcdFlags are the flags of every command that reaches etcd.
+type etcdFlags struct {
+	endpoints      string
+	ca, cert, key  string
+	user, password string
+	prefix         string
+	dialTimeout    time.Duration
+}
+
+func (e *etcdFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.endpoints, "etcd-endpoints", "127.0.0.1:2379", "etcd client endpoints, comma-separated (https://host:port with TLS)")
+	fs.StringVar(&e.ca, "etcd-ca", "", "PEM file of the CA that signed etcd's server certificates (enables TLS)")
+	fs.StringVar(&e.cert, "etcd-cert", "", "PEM client certificate for etcd (with --etcd-key)")
+	fs.StringVar(&e.key, "etcd-key", "", "PEM private key of --etcd-cert")
+	fs.StringVar(&e.user, "etcd-user", "", "etcd user name (with --etcd-password)")
+	fs.StringVar(&e.password, "etcd-password", "", "etcd password (prefer the environment variable SQUALL_ETCD_PASSWORD)")
+	fs.StringVar(&e.prefix, "prefix", "/squall", "prefix of the cluster's keys in etcd")
+	fs.DurationVar(&e.dialTimeout, "etcd-dial-timeout", 5*time.Second, "bound of the first connection to etcd")
+}
+
+func (e *etcdFlags) validate() error {
+	var eps []string
+	for _, s := range strings.Split(e.endpoints, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			eps = append(eps, s)
+		}
+	}
+	switch {
+	case len(eps) == 0:
+		return errors.New("--etcd-endpoints is empty")
+	case (e.cert == "") != (e.key == ""):
+		return errors.New("--etcd-cert and --etcd-key go together")
+	case (e.user == "") != (e.password == ""):
+		return errors.New("--etcd-user and --etcd-password go together")
+	case !strings.HasPrefix(e.prefix, "/") || strings.HasSuffix(e.prefix, "/") && e.prefix != "/":
+		return fmt.Errorf("--prefix %q: want a key prefix like /squall", e.prefix)
+	}
+	return nil
+}
+
+func (e *etcdFlags) endpointList() []string {
+	var eps []string
+	for _, s := range strings.Split(e.endpoints, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			eps = append(eps, s)
+		}
+	}
+	return eps
+}
+
+// client connects to etcd.
+func (e *etcdFlags) client() (*clientv3.Client, error) {
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	cfg := clientv3.Config{Endpoints: e.endpointList(), DialTimeout: e.dialTimeout, Username: e.user, Password: e.password,
+		Logger: zap.NewNop()}
+	if e.ca != "" || e.cert != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if e.ca != "" {
+			pem, err := os.ReadFile(e.ca)
+			if err != nil {
+				return nil, fmt.Errorf("--etcd-ca: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--etcd-ca %s: no PEM certificate in it", e.ca)
+			}
+		}
+		if e.cert != "" {
+			c, err := tls.LoadX509KeyPair(e.cert, e.key)
+			if err != nil {
+				return nil, fmt.Errorf("--etcd-cert/--etcd-key: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{c}
+		}
+		cfg.TLS = tc
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd at %s: %w", e.endpoints, err)
+	}
+	return cli, nil
+}
+
+// env is the environment that hands these settings to a worker process.
+func (e *etcdFlags) env() []string {
+	out := []string{"SQUALL_ETCD_ENDPOINTS=" + e.endpoints, "SQUALL_PREFIX=" + e.prefix,
+		"SQUALL_ETCD_DIAL_TIMEOUT=" + e.dialTimeout.String()}
+	for name, v := range map[string]string{"SQUALL_ETCD_CA": e.ca, "SQUALL_ETCD_CERT": e.cert, "SQUALL_ETCD_KEY": e.key,
+		"SQUALL_ETCD_USER": e.user, "SQUALL_ETCD_PASSWORD": e.password} {
+		if v != "" {
+			out = append(out, name+"="+v)
+		}
+	}
+	return out
+}
+
+// logFlags configure the process's log.
+type logFlags struct {
+	level, format string
+}
+
+func (l *logFlags) register(fs *flag.FlagSet, level string) {
+	fs.StringVar(&l.level, "log-level", level, "log level: debug, info, warn or error")
+	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
+}
+
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", l.level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch l.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", l.format)
+}

@@ -1,0 +1,50 @@
+// Command testprog is a squall program for the cluster's process tests: a
+// word count over fixed batches (then empty batches forever, so the
+// committed txid keeps growing), registered as "wordcount" and "flaky".
+//
+// Its coordination store is the default: the cluster's etcd (under dev, a
+// bbolt file in the data directory). The "flaky" topology fails to build on the supervisor named by
+// $TESTPROG_FAIL_ON, so that its workers there never start.
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/squallstream/squall"
+	"github.com/squallstream/squall/ops"
+	"github.com/squallstream/squall/trident"
+)
+
+func main() {
+	squall.Main(
+		squall.Topology{Name: "wordcount", Build: build("wordcount")},
+		squall.Topology{Name: "flaky", Build: build("flaky")},
+	)
+}
+
+func build(name string) func(squall.Env) (*trident.Topology, trident.Config, error) {
+	return func(env squall.Env) (*trident.Topology, trident.Config, error) {
+		if name == "flaky" && env.Slot.Supervisor == os.Getenv("TESTPROG_FAIL_ON") {
+			return nil, trident.Config{}, errors.New("testprog: flaky fails to build on " + env.Slot.Supervisor)
+		}
+		tt := trident.NewTopology(name)
+		sentences := tt.NewStream("sentences", trident.FixedSource(trident.Fields{"sentence"},
+			[][]any{{"the cow jumped over the moon"}, {"the man went to the store"}},
+			[][]any{{"four score and seven years ago"}},
+		))
+		split := trident.FunctionFunc(func(_ context.Context, t trident.Tuple, out trident.Collector) error {
+			for _, w := range strings.Fields(t.String("sentence")) {
+				out.Emit(w)
+			}
+			return nil
+		})
+		trident.PersistentAggregate(sentences.Each(trident.Fields{"sentence"}, split, "word").GroupBy("word"),
+			trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
+		// A nil Store: the cluster's etcd, or the dev default.
+		return tt, trident.Config{BatchEmitInterval: 20 * time.Millisecond}, nil
+	}
+}

@@ -1,0 +1,317 @@
+package nimbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/squallstream/squall/cluster/codestore"
+	"github.com/squallstream/squall/cluster/leader"
+	"github.com/squallstream/squall/cluster/meta"
+)
+
+// The API of the command line, served by every nimbus under /api/. Every
+// request that changes something is leader only: a standby answers 421
+// Misdirected Request with the leader's ID, which is the leader's address
+// (Client follows it). Every write is fenced (Leadership.Write).
+//
+//	POST   /api/topologies/{name}?workers=N&fingerprint=F   body: the artifact   submit (or upgrade)
+//	DELETE /api/topologies/{name}                                                kill
+//	POST   /api/topologies/{name}/activate
+//	POST   /api/topologies/{name}/deactivate
+//	POST   /api/topologies/{name}/rebalance?workers=N
+//	GET    /api/topologies                                                       list (any nimbus)
+//
+// Errors are JSON: {"error": message, "kind": "not_leader"|"not_found"|
+// "invalid"|"unavailable"|"internal", "leader": ID}.
+
+// ErrNotFound: no topology of that name is submitted.
+var ErrNotFound = errors.New("nimbus: no such topology")
+
+// ErrInvalid is wrapped by errors of bad requests.
+var ErrInvalid = errors.New("nimbus: invalid request")
+
+// ErrOneWorker is what a request for more than one worker per topology
+// gets in this version.
+var ErrOneWorker = fmt.Errorf("%w: a topology runs in one worker process in this version; splitting its executors "+
+	"across worker processes needs the worker-to-worker transport wired into the topology runtime, "+
+	"which is the next milestone (docs/cluster.md)", ErrInvalid)
+
+func checkWorkers(n int) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("%w: workers must be positive, got %d", ErrInvalid, n)
+	case n > 1:
+		return fmt.Errorf("%d workers requested: %w", n, ErrOneWorker)
+	}
+	return nil
+}
+
+// SubmitTopology uploads a topology's artifact (waiting for its
+// replication) and records its spec as active, keeping the status and
+// rebalance count of an earlier submission (an upgrade). Leader only.
+func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, fingerprint string, code io.Reader) (meta.Spec, error) {
+	if err := meta.CheckName("topology", name); err != nil {
+		return meta.Spec{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := checkWorkers(workers); err != nil {
+		return meta.Spec{}, err
+	}
+	dg, err := n.Submit(ctx, name, code)
+	if err != nil {
+		return meta.Spec{}, err
+	}
+	return n.updateSpec(ctx, name, true, func(s *meta.Spec) error {
+		if s.Topology == "" {
+			*s = meta.Spec{Topology: name, Status: meta.Active, Submitted: n.cfg.Clock.Now().UTC()}
+		}
+		s.Artifact, s.Fingerprint, s.Workers = dg.String(), fingerprint, max(workers, 1)
+		return nil
+	})
+}
+
+// SetStatus activates or deactivates a topology. Leader only.
+func (n *Nimbus) SetStatus(ctx context.Context, name string, status meta.TopologyStatus) (meta.Spec, error) {
+	return n.updateSpec(ctx, name, false, func(s *meta.Spec) error { s.Status = status; return nil })
+}
+
+// Rebalance sets a topology's workers (0: unchanged) and has it scheduled
+// afresh. Leader only.
+func (n *Nimbus) Rebalance(ctx context.Context, name string, workers int) (meta.Spec, error) {
+	if err := checkWorkers(workers); err != nil {
+		return meta.Spec{}, err
+	}
+	return n.updateSpec(ctx, name, false, func(s *meta.Spec) error {
+		if workers > 0 {
+			s.Workers = workers
+		}
+		s.Rebalance++
+		return nil
+	})
+}
+
+// Kill removes a topology: its spec, its assignment (its supervisors stop
+// its workers) and its code record. Leader only.
+func (n *Nimbus) Kill(ctx context.Context, name string) error {
+	l, err := n.cand.Leadership(ctx)
+	if err != nil {
+		return err
+	}
+	n.specMu.Lock()
+	defer n.specMu.Unlock()
+	resp, err := n.cfg.Client.Get(ctx, n.keys.Spec(name))
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	_, err = l.Write(ctx, clientv3.OpDelete(n.keys.Spec(name)), clientv3.OpDelete(n.keys.Assignment(name)),
+		clientv3.OpDelete(n.keys.CodeRecord(name)))
+	return err
+}
+
+// updateSpec changes a topology's spec under the leadership. Spec writes
+// are serialized by specMu; the guard keeps any other nimbus out.
+func (n *Nimbus) updateSpec(ctx context.Context, name string, create bool, change func(*meta.Spec) error) (meta.Spec, error) {
+	l, err := n.cand.Leadership(ctx)
+	if err != nil {
+		return meta.Spec{}, err
+	}
+	n.specMu.Lock()
+	defer n.specMu.Unlock()
+	key := n.keys.Spec(name)
+	resp, err := n.cfg.Client.Get(ctx, key)
+	if err != nil {
+		return meta.Spec{}, err
+	}
+	var s meta.Spec
+	if len(resp.Kvs) == 0 {
+		if !create {
+			return s, fmt.Errorf("%w: %q", ErrNotFound, name)
+		}
+	} else if err := meta.Decode(key, resp.Kvs[0].Value, &s); err != nil {
+		return s, err
+	}
+	if err := change(&s); err != nil {
+		return s, err
+	}
+	_, err = l.Write(ctx, clientv3.OpPut(key, meta.Encode(s)))
+	return s, err
+}
+
+// TopologyInfo is one topology as List reports it.
+type TopologyInfo struct {
+	Spec       meta.Spec         `json:"spec"`
+	Assignment *meta.Assignment  `json:"assignment,omitempty"`
+	Status     *meta.Status      `json:"status,omitempty"`
+	Workers    []meta.WorkerInfo `json:"workers,omitempty"`
+	Crashes    []meta.Crash      `json:"crashes,omitempty"`
+}
+
+// List reports every submitted topology. Any nimbus answers.
+func (n *Nimbus) List(ctx context.Context) ([]TopologyInfo, error) {
+	return List(ctx, n.cfg.Client, n.keys)
+}
+
+// List reads every submitted topology from etcd.
+func List(ctx context.Context, cli *clientv3.Client, k meta.Layout) ([]TopologyInfo, error) {
+	resp, err := cli.Get(ctx, k.Prefix+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*TopologyInfo{}
+	get := func(name string) *TopologyInfo {
+		if byName[name] == nil {
+			byName[name] = &TopologyInfo{}
+		}
+		return byName[name]
+	}
+	for _, kv := range resp.Kvs {
+		key := string(kv.Key)
+		var err error
+		switch {
+		case strings.HasPrefix(key, k.Specs()):
+			err = meta.Decode(key, kv.Value, &get(strings.TrimPrefix(key, k.Specs())).Spec)
+		case strings.HasPrefix(key, k.Assignments()):
+			var a meta.Assignment
+			if err = meta.Decode(key, kv.Value, &a); err == nil {
+				get(a.Topology).Assignment = &a
+			}
+		case strings.HasPrefix(key, k.Statuses()):
+			var s meta.Status
+			if err = meta.Decode(key, kv.Value, &s); err == nil {
+				get(s.Topology).Status = &s
+			}
+		case strings.HasPrefix(key, k.Workers()):
+			var w meta.WorkerInfo
+			if err = meta.Decode(key, kv.Value, &w); err == nil {
+				t := get(w.Topology)
+				t.Workers = append(t.Workers, w)
+			}
+		case strings.HasPrefix(key, k.Crashes()):
+			var c meta.Crash
+			if err = meta.Decode(key, kv.Value, &c); err == nil {
+				t := get(c.Topology)
+				t.Crashes = append(t.Crashes, c)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []TopologyInfo
+	for _, t := range byName {
+		if t.Spec.Topology != "" { // leftovers of killed topologies are not listed
+			out = append(out, *t)
+		}
+	}
+	slices.SortFunc(out, func(a, b TopologyInfo) int { return strings.Compare(a.Spec.Topology, b.Spec.Topology) })
+	return out, nil
+}
+
+// apiError is the JSON body of an error answer.
+type apiError struct {
+	Error  string `json:"error"`
+	Kind   string `json:"kind"`
+	Leader string `json:"leader,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e := apiError{Error: err.Error(), Kind: "internal"}
+	code := http.StatusInternalServerError
+	var nl *leader.NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		e.Kind, e.Leader, code = "not_leader", nl.Leader, http.StatusMisdirectedRequest
+	case errors.Is(err, ErrNotFound):
+		e.Kind, code = "not_found", http.StatusNotFound
+	case errors.Is(err, ErrInvalid):
+		e.Kind, code = "invalid", http.StatusBadRequest
+	case errors.Is(err, leader.ErrDeposed), errors.Is(err, codestore.ErrReplication), errors.Is(err, leader.ErrNotLeader):
+		e.Kind, code = "unavailable", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, e)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func intParam(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s=%q is not a number", ErrInvalid, name, v)
+	}
+	return n, nil
+}
+
+func (n *Nimbus) apiHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/topologies/{name}", func(w http.ResponseWriter, r *http.Request) {
+		workers, err := intParam(r, "workers")
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		s, err := n.SubmitTopology(r.Context(), r.PathValue("name"), workers, r.URL.Query().Get("fingerprint"), r.Body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	})
+	mux.HandleFunc("DELETE /api/topologies/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.Kill(r.Context(), r.PathValue("name")); err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	})
+	mux.HandleFunc("POST /api/topologies/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		var s meta.Spec
+		var err error
+		switch r.PathValue("action") {
+		case "activate":
+			s, err = n.SetStatus(r.Context(), name, meta.Active)
+		case "deactivate":
+			s, err = n.SetStatus(r.Context(), name, meta.Inactive)
+		case "rebalance":
+			var workers int
+			if workers, err = intParam(r, "workers"); err == nil {
+				s, err = n.Rebalance(r.Context(), name, workers)
+			}
+		default:
+			err = fmt.Errorf("%w: unknown action %q", ErrInvalid, r.PathValue("action"))
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	})
+	mux.HandleFunc("GET /api/topologies", func(w http.ResponseWriter, r *http.Request) {
+		ts, err := n.List(r.Context())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ts)
+	})
+	return mux
+}

@@ -1,0 +1,195 @@
+package nimbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/squallstream/squall/cluster/leader"
+	"github.com/squallstream/squall/cluster/meta"
+)
+
+// Client sends the command line's requests to the leader nimbus: it looks
+// the leader's ID (its address) up in etcd, and follows a standby's
+// not-leader answer to the leader it names.
+type Client struct {
+	Etcd *clientv3.Client // to find the leader (required unless Nimbus is set)
+	Keys meta.Layout
+	// Nimbus, if set, is the address (host:port) of the one nimbus to ask;
+	// a standby's refusal is then an error naming the leader.
+	Nimbus string
+	HTTP   *http.Client // nil: no timeout beyond ctx
+}
+
+// APIError is a nimbus's refusal.
+type APIError struct {
+	Nimbus  string // who answered
+	Status  int
+	Kind    string
+	Message string
+	Leader  string
+}
+
+func (e *APIError) Error() string {
+	if e.Kind == "not_leader" {
+		if e.Leader == "" {
+			return fmt.Sprintf("nimbus %s is not the leader, and no leader is elected right now", e.Nimbus)
+		}
+		return fmt.Sprintf("nimbus %s is not the leader; the leader is %s", e.Nimbus, e.Leader)
+	}
+	return fmt.Sprintf("nimbus %s: %s", e.Nimbus, e.Message)
+}
+
+// Is matches ErrNotFound, ErrInvalid and leader.ErrNotLeader by kind.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Kind == "not_found"
+	case ErrInvalid:
+		return e.Kind == "invalid"
+	case leader.ErrNotLeader:
+		return e.Kind == "not_leader"
+	}
+	return false
+}
+
+// Leader returns the address of the elected nimbus.
+func (c *Client) Leader(ctx context.Context) (string, error) {
+	if c.Etcd == nil {
+		return "", errors.New("nimbus: Client has neither Etcd nor Nimbus")
+	}
+	id, err := leader.LeaderID(ctx, c.Etcd, c.Keys.Leader())
+	if err != nil {
+		return "", fmt.Errorf("nimbus: looking the leader up in etcd: %w", err)
+	}
+	if id == "" {
+		return "", fmt.Errorf("nimbus: no nimbus leads under %s (is a nimbus running, on this etcd and prefix?)", c.Keys.Leader())
+	}
+	return id, nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body func() (io.ReadCloser, error), out any) error {
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		addr := c.Nimbus
+		if addr == "" {
+			var err error
+			if addr, err = c.Leader(ctx); err != nil {
+				return err
+			}
+		}
+		var rd io.ReadCloser
+		if body != nil {
+			var err error
+			if rd, err = body(); err != nil {
+				return err
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+		if err != nil {
+			if rd != nil {
+				rd.Close()
+			}
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("nimbus %s: %w", addr, err)
+		}
+		err = decode(addr, resp, out)
+		var ae *APIError
+		if c.Nimbus == "" && errors.As(err, &ae) && (ae.Kind == "not_leader" || ae.Kind == "unavailable") {
+			lastErr = err // leadership is changing: look the leader up again
+			select {
+			case <-ctx.Done():
+				return errors.Join(lastErr, ctx.Err())
+			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+			}
+			continue
+		}
+		return err
+	}
+	return lastErr
+}
+
+func decode(addr string, resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("nimbus %s: reading the answer: %w", addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e apiError
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e = apiError{Error: resp.Status + ": " + strings.TrimSpace(string(b)), Kind: "internal"}
+		}
+		return &APIError{Nimbus: addr, Status: resp.StatusCode, Kind: e.Kind, Message: e.Error, Leader: e.Leader}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("nimbus %s: bad answer: %w", addr, err)
+		}
+	}
+	return nil
+}
+
+// Submit uploads the file at artifact as topology name's code.
+func (c *Client) Submit(ctx context.Context, name string, workers int, fingerprint, artifact string) (meta.Spec, error) {
+	var s meta.Spec
+	q := url.Values{"workers": {strconv.Itoa(workers)}, "fingerprint": {fingerprint}}
+	err := c.do(ctx, http.MethodPost, "/api/topologies/"+url.PathEscape(name)+"?"+q.Encode(),
+		func() (io.ReadCloser, error) { return os.Open(artifact) }, &s)
+	return s, err
+}
+
+// Kill removes a topology.
+func (c *Client) Kill(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/api/topologies/"+url.PathEscape(name), nil, nil)
+}
+
+// Activate lets a topology's sources emit again.
+func (c *Client) Activate(ctx context.Context, name string) (meta.Spec, error) {
+	return c.action(ctx, name, "activate", nil)
+}
+
+// Deactivate stops a topology's sources from starting batches.
+func (c *Client) Deactivate(ctx context.Context, name string) (meta.Spec, error) {
+	return c.action(ctx, name, "deactivate", nil)
+}
+
+// Rebalance schedules a topology afresh with workers workers (0: as many
+// as before).
+func (c *Client) Rebalance(ctx context.Context, name string, workers int) (meta.Spec, error) {
+	return c.action(ctx, name, "rebalance", url.Values{"workers": {strconv.Itoa(workers)}})
+}
+
+func (c *Client) action(ctx context.Context, name, action string, q url.Values) (meta.Spec, error) {
+	var s meta.Spec
+	path := "/api/topologies/" + url.PathEscape(name) + "/" + action
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	err := c.do(ctx, http.MethodPost, path, nil, &s)
+	return s, err
+}
+
+// List reports every topology.
+func (c *Client) List(ctx context.Context) ([]TopologyInfo, error) {
+	var ts []TopologyInfo
+	err := c.do(ctx, http.MethodGet, "/api/topologies", nil, &ts)
+	return ts, err
+}

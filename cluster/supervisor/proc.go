@@ -1,0 +1,185 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/squallstream/squall/internal/clock"
+)
+
+// proc is a worker process: a child of this supervisor, or one adopted
+// from an earlier run of it.
+type proc struct {
+	rec  record
+	done chan struct{} // closed when the process has exited
+	code int           // exit code once done; -1 if unknown (signal, adopted)
+}
+
+// record is a worker's pid file: enough to find the process again after
+// the supervisor restarts, and to tell it from an unrelated process that
+// got the same pid.
+type record struct {
+	PID       int       `json:"pid"`
+	Topology  string    `json:"topology"`
+	Artifact  string    `json:"artifact"`
+	Path      string    `json:"path"` // the artifact's file, the program run
+	Port      int       `json:"port"`
+	Started   time.Time `json:"started"`
+	StartTime string    `json:"start_time"` // the kernel's start time of the process (Linux), "" if unknown
+}
+
+func writeRecord(path string, r record) error {
+	b, _ := json.Marshal(r)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readRecord(path string) (record, error) {
+	var r record
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
+}
+
+// launch starts a worker in its own process group, so that the
+// supervisor's death (and a signal to the supervisor's group) leaves it
+// running; its output goes to logPath, not to a pipe that would break.
+func launch(path string, args, env []string, dir, logPath string) (*proc, *exec.Cmd, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	p := &proc{rec: record{PID: cmd.Process.Pid, Path: path, StartTime: startTime(cmd.Process.Pid)}, done: make(chan struct{}), code: -1}
+	go func() {
+		cmd.Wait()
+		if cmd.ProcessState != nil {
+			p.code = cmd.ProcessState.ExitCode()
+		}
+		close(p.done)
+	}()
+	return p, cmd, nil
+}
+
+// adopt returns the process of rec if it still runs and is the worker rec
+// describes (same start time, running rec.Path), polling its liveness every
+// poll until ctx is done.
+func adopt(ctx context.Context, rec record, c clock.Clock, poll time.Duration) (*proc, error) {
+	if !alive(rec.PID) {
+		return nil, fmt.Errorf("process %d is gone", rec.PID)
+	}
+	if st := startTime(rec.PID); rec.StartTime != "" && st != "" && st != rec.StartTime {
+		return nil, fmt.Errorf("process %d started at %s, not at %s: another process", rec.PID, st, rec.StartTime)
+	}
+	if args, err := cmdline(rec.PID); err == nil {
+		// argv[0] is the artifact; argv[1] when it is a script run by its
+		// interpreter.
+		if !(len(args) > 0 && args[0] == rec.Path) && !(len(args) > 1 && args[1] == rec.Path) {
+			return nil, fmt.Errorf("process %d runs %q, not the artifact %s", rec.PID, args, rec.Path)
+		}
+	}
+	p := &proc{rec: rec, done: make(chan struct{}), code: -1}
+	go func() {
+		for {
+			t := c.NewTimer(poll)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+			if !alive(rec.PID) {
+				close(p.done)
+				return
+			}
+		}
+	}()
+	return p, nil
+}
+
+// alive reports whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return !procAvailable() // without /proc, trust the signal
+	}
+	f := statFields(b)
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func procAvailable() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
+// statFields returns the fields of /proc/<pid>/stat after the command name
+// (which may hold spaces): state first; the start time is index 19.
+func statFields(b []byte) []string {
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// startTime is the kernel's start time of pid (Linux), or "".
+func startTime(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	if f := statFields(b); len(f) > 19 {
+		return f[19]
+	}
+	return ""
+}
+
+func cmdline(pid int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), nil
+}
+
+// terminate asks the worker's process group to stop (SIGTERM), and kills
+// it (SIGKILL) if it has not exited after grace.
+func terminate(p *proc, c clock.Clock, grace time.Duration) (killed bool) {
+	syscall.Kill(-p.rec.PID, syscall.SIGTERM)
+	t := c.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return false
+	case <-t.C():
+	}
+	syscall.Kill(-p.rec.PID, syscall.SIGKILL)
+	<-p.done
+	return true
+}

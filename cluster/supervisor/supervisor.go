@@ -1,0 +1,583 @@
+// Package supervisor runs the worker processes of one machine's slots, as
+// the cluster's assignments say.
+//
+// A Supervisor registers under a lease (supervisors/<id>, its heartbeat:
+// the leader nimbus treats its expiry as the node's death), watches the
+// assignments, and for each of its slots assigned a worker:
+//
+//   - downloads the topology's artifact from any nimbus holding it (the
+//     codestore HTTP endpoint), checks its sha256, and keeps it in
+//     <DataDir>/artifacts, named by the digest: workers of two versions of
+//     a topology run side by side from their own files;
+//   - starts `<artifact> worker --topology T --supervisor ID --port P
+//     --data-dir D` in its own process group, its output appended to
+//     <DataDir>/workers/<port>/worker.log, and writes a pid file there;
+//   - restarts a worker that exits with exponential backoff
+//     (internal/backoff, from RestartBackoff to MaxRestartBackoff); an exit
+//     within MinUptime of the start, or a failure to fetch or start the
+//     artifact, is a start failure; start failures in a row and crashes are
+//     reported in crashes/<topology>/<id>/<port> (under the supervisor's
+//     lease) for the leader, which moves a topology off a slot that keeps
+//     failing. A worker that exits with meta.ExitSuperseded was taken over
+//     by a newer worker of its topology: not a crash;
+//   - stops a worker whose slot leaves the assignment, or whose artifact
+//     changes: SIGTERM to its process group, SIGKILL after Grace.
+//
+// Workers outlive their supervisor: a supervisor that stops (unless
+// Config.StopWorkersOnExit) or dies leaves them running, and a supervisor
+// started again on the same DataDir adopts them from their pid files,
+// after checking that each process is alive, started when the pid file
+// says, and runs the expected artifact, rather than starting duplicates.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/squallstream/squall/cluster/codestore"
+	"github.com/squallstream/squall/cluster/leader"
+	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/backoff"
+	"github.com/squallstream/squall/internal/clock"
+)
+
+// Defaults of the zero Config.
+const (
+	DefaultTTL               = 10 * time.Second
+	DefaultGrace             = 10 * time.Second
+	DefaultMinUptime         = 10 * time.Second
+	DefaultRestartBackoff    = time.Second
+	DefaultMaxRestartBackoff = 30 * time.Second
+	DefaultPollInterval      = time.Second
+)
+
+// Config of a Supervisor.
+type Config struct {
+	Client  *clientv3.Client // required
+	Prefix  string           // default meta.DefaultPrefix
+	ID      string           // unique, stable across restarts (required)
+	Ports   []int            // the slots (required)
+	DataDir string           // artifacts, pid files and logs (required)
+	// TTL of the registration lease: the supervisor's heartbeat.
+	TTL time.Duration
+	// Grace is the wait between SIGTERM and SIGKILL when a worker stops.
+	Grace time.Duration
+	// MinUptime: a worker exiting sooner after its start failed to start.
+	MinUptime time.Duration
+	// RestartBackoff and MaxRestartBackoff bound the waits before a worker
+	// is started again after an exit.
+	RestartBackoff, MaxRestartBackoff time.Duration
+	// PollInterval: how often the liveness of an adopted worker is checked
+	// (it is not this process's child, so its exit is not signalled).
+	PollInterval time.Duration
+	// WorkerArgs are appended to every worker's command line; WorkerEnv is
+	// added to its environment (how it reaches etcd, say).
+	WorkerArgs, WorkerEnv []string
+	// StopWorkersOnExit stops the workers when Run returns (the dev
+	// command); otherwise they keep running, to be adopted.
+	StopWorkersOnExit bool
+	HTTPClient        *http.Client // fetching artifacts; nil: a 5-minute timeout
+	Clock             clock.Clock
+	Logger            *slog.Logger
+}
+
+// Validate reports a Config that New would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Client == nil || c.DataDir == "":
+		return errors.New("supervisor: Config.Client and DataDir are required")
+	case len(c.Ports) == 0:
+		return errors.New("supervisor: Config.Ports is empty: a supervisor needs at least one slot")
+	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0:
+		return errors.New("supervisor: negative duration in Config")
+	}
+	if err := meta.CheckName("supervisor", c.ID); err != nil {
+		return fmt.Errorf("supervisor: %w", err)
+	}
+	seen := map[int]bool{}
+	for _, p := range c.Ports {
+		if p <= 0 || seen[p] {
+			return fmt.Errorf("supervisor: bad or repeated port %d in Config.Ports", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// Supervisor runs the workers of its slots while Run runs.
+type Supervisor struct {
+	cfg       Config
+	keys      meta.Layout
+	log       *slog.Logger
+	clock     clock.Clock
+	artifacts *codestore.Dir
+
+	mu       sync.Mutex
+	session  *concurrency.Session
+	verified map[codestore.Digest]bool
+	fetching map[codestore.Digest]*sync.Mutex
+
+	starts atomic.Int64 // workers started (not adopted), for tests
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// New returns a Supervisor.
+func New(cfg Config) (*Supervisor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.TTL = or(cfg.TTL, DefaultTTL)
+	cfg.Grace = or(cfg.Grace, DefaultGrace)
+	cfg.MinUptime = or(cfg.MinUptime, DefaultMinUptime)
+	cfg.RestartBackoff = or(cfg.RestartBackoff, DefaultRestartBackoff)
+	cfg.MaxRestartBackoff = or(cfg.MaxRestartBackoff, DefaultMaxRestartBackoff)
+	cfg.PollInterval = or(cfg.PollInterval, DefaultPollInterval)
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Minute}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	dir, err := codestore.OpenDir(filepath.Join(cfg.DataDir, "artifacts"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "workers"), 0o700); err != nil {
+		return nil, fmt.Errorf("supervisor: %w", err)
+	}
+	return &Supervisor{cfg: cfg, keys: meta.New(cfg.Prefix), log: cfg.Logger.With("supervisor", cfg.ID),
+		clock: clock.Or(cfg.Clock), artifacts: dir, verified: map[codestore.Digest]bool{},
+		fetching: map[codestore.Digest]*sync.Mutex{}}, nil
+}
+
+// Starts counts the workers this supervisor started (adoptions excluded).
+func (s *Supervisor) Starts() int64 { return s.starts.Load() }
+
+// work is what one slot runs.
+type work struct {
+	Topology, Artifact string
+}
+
+// slotRun owns one slot's worker for one work.
+type slotRun struct {
+	port   int
+	work   work
+	cancel context.CancelFunc
+	stop   atomic.Bool // on cancel: stop the worker (else leave it running)
+	done   chan struct{}
+}
+
+// Run registers and runs the assigned workers until ctx is done. It
+// returns ctx's error.
+func (s *Supervisor) Run(ctx context.Context) error {
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
+	defer endLife()
+	adopted := s.adoptAll(life)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.register(ctx) }()
+
+	runs := map[int]*slotRun{}
+	s.watchAssignments(ctx, func(desired map[int]work) {
+		s.reconcile(ctx, life, runs, adopted, desired)
+	})
+	for _, r := range runs {
+		r.cancel()
+	}
+	for _, r := range runs {
+		<-r.done
+	}
+	if s.cfg.StopWorkersOnExit {
+		for port, p := range adopted {
+			s.log.Info("supervisor: stopping an unclaimed adopted worker", "port", port, "pid", p.rec.PID)
+			terminate(p, s.clock, s.cfg.Grace)
+			os.Remove(s.pidFile(port))
+		}
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (s *Supervisor) slotDir(port int) string {
+	return filepath.Join(s.cfg.DataDir, "workers", strconv.Itoa(port))
+}
+func (s *Supervisor) pidFile(port int) string { return filepath.Join(s.slotDir(port), "worker.json") }
+
+// adoptAll finds the workers an earlier run of this supervisor left.
+func (s *Supervisor) adoptAll(life context.Context) map[int]*proc {
+	out := map[int]*proc{}
+	for _, port := range s.cfg.Ports {
+		rec, err := readRecord(s.pidFile(port))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			var p *proc
+			if p, err = adopt(life, rec, s.clock, s.cfg.PollInterval); err == nil {
+				s.log.Info("supervisor: adopted a running worker", "port", port, "pid", rec.PID, "topology", rec.Topology)
+				out[port] = p
+				continue
+			}
+		}
+		s.log.Info("supervisor: a worker of an earlier run is gone", "port", port, "reason", err)
+		os.Remove(s.pidFile(port))
+	}
+	return out
+}
+
+// register keeps the supervisor's key under a live lease until ctx is
+// done, then revokes the lease.
+func (s *Supervisor) register(ctx context.Context) {
+	retry := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(5*time.Second))}
+	ttl := max(1, int(math.Ceil(s.cfg.TTL.Seconds())))
+	info := meta.Encode(meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()})
+	for ctx.Err() == nil {
+		sess, err := leader.NewSession(ctx, s.cfg.Client, ttl)
+		if err == nil {
+			if _, err = s.cfg.Client.Put(ctx, s.keys.Supervisor(s.cfg.ID), info, clientv3.WithLease(sess.Lease())); err != nil {
+				sess.Close()
+			}
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				d := time.Duration(retry.Next())
+				s.log.Warn("supervisor: registering failed; retrying", "err", err, "in", d)
+				s.sleep(ctx, d)
+			}
+			continue
+		}
+		retry.Reset()
+		s.mu.Lock()
+		s.session = sess
+		s.mu.Unlock()
+		s.log.Info("supervisor: registered", "lease", sess.Lease(), "ports", s.cfg.Ports)
+		select {
+		case <-ctx.Done():
+		case <-sess.Done():
+			s.log.Warn("supervisor: registration lease lost; registering again")
+		}
+		s.mu.Lock()
+		s.session = nil
+		s.mu.Unlock()
+		sess.Close()
+	}
+}
+
+func (s *Supervisor) sleep(ctx context.Context, d time.Duration) {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
+	}
+}
+
+// watchAssignments calls apply with this supervisor's slots' work after
+// every change of the assignments, until ctx is done. While etcd cannot be
+// read, nothing is applied: the workers run on.
+func (s *Supervisor) watchAssignments(ctx context.Context, apply func(map[int]work)) {
+	retry := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(5*time.Second))}
+	for ctx.Err() == nil {
+		resp, err := s.cfg.Client.Get(ctx, s.keys.Assignments(), clientv3.WithPrefix())
+		if err != nil {
+			if ctx.Err() == nil {
+				d := time.Duration(retry.Next())
+				s.log.Warn("supervisor: reading the assignments failed; retrying", "err", err, "in", d)
+				s.sleep(ctx, d)
+			}
+			continue
+		}
+		retry.Reset()
+		desired := map[int]work{}
+		for _, kv := range resp.Kvs {
+			var a meta.Assignment
+			if err := meta.Decode(string(kv.Key), kv.Value, &a); err != nil {
+				s.log.Warn("supervisor: skipping an assignment", "err", err)
+				continue
+			}
+			for _, w := range a.Workers {
+				if w.Supervisor == s.cfg.ID && slices.Contains(s.cfg.Ports, w.Port) {
+					desired[w.Port] = work{Topology: a.Topology, Artifact: a.Artifact}
+				}
+			}
+		}
+		apply(desired)
+		wctx, cancel := context.WithCancel(ctx)
+		wc := s.cfg.Client.Watch(clientv3.WithRequireLeader(wctx), s.keys.Assignments(), clientv3.WithPrefix(),
+			clientv3.WithRev(resp.Header.Revision+1))
+		select {
+		case <-ctx.Done():
+		case <-wc:
+		}
+		cancel()
+	}
+}
+
+// reconcile makes the slot runs match desired.
+func (s *Supervisor) reconcile(ctx, life context.Context, runs map[int]*slotRun, adopted map[int]*proc, desired map[int]work) {
+	for _, port := range slices.Sorted(maps.Keys(runs)) {
+		r := runs[port]
+		if w, ok := desired[port]; ok && w == r.work {
+			continue
+		}
+		select {
+		case <-r.done: // ended by itself: nothing to stop
+		default:
+			s.log.Info("supervisor: stopping a worker no longer assigned", "port", port, "topology", r.work.Topology)
+		}
+		r.stop.Store(true)
+		r.cancel()
+	}
+	for port, p := range adopted {
+		if w, ok := desired[port]; ok && w == (work{p.rec.Topology, p.rec.Artifact}) {
+			continue
+		}
+		delete(adopted, port)
+		s.log.Info("supervisor: stopping an adopted worker no longer assigned", "port", port, "pid", p.rec.PID)
+		go func() { terminate(p, s.clock, s.cfg.Grace); os.Remove(s.pidFile(port)) }()
+	}
+	for _, port := range slices.Sorted(maps.Keys(desired)) {
+		w := desired[port]
+		prev := runs[port]
+		if prev != nil && prev.work == w && !prev.stop.Load() {
+			continue
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		r := &slotRun{port: port, work: w, cancel: cancel, done: make(chan struct{})}
+		// Set before the run starts: when ctx ends, the run may see it
+		// before Run does, and must already know whether to stop the
+		// worker.
+		r.stop.Store(s.cfg.StopWorkersOnExit)
+		runs[port] = r
+		p := adopted[port]
+		delete(adopted, port)
+		var wait <-chan struct{}
+		if prev != nil {
+			wait = prev.done
+		}
+		go s.runSlot(rctx, life, r, wait, p)
+	}
+	for port, r := range runs {
+		if _, ok := desired[port]; !ok {
+			select {
+			case <-r.done:
+				delete(runs, port)
+			default:
+			}
+		}
+	}
+}
+
+// runSlot runs one slot's worker, restarting it, until ctx is done; then
+// it stops the worker if r.stop is set.
+func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan struct{}, p *proc) {
+	defer close(r.done)
+	if prev != nil {
+		<-prev // the slot's previous worker has stopped
+	}
+	slot := meta.Slot{Supervisor: s.cfg.ID, Port: r.port}
+	log := s.log.With("port", r.port, "topology", r.work.Topology)
+	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(s.cfg.RestartBackoff), int64(s.cfg.MaxRestartBackoff))}
+	report := meta.Crash{Topology: r.work.Topology, Slot: slot, Artifact: r.work.Artifact}
+	reported := false
+	for ctx.Err() == nil {
+		if p == nil {
+			var err error
+			if p, err = s.start(ctx, r); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				report.Failures++
+				report.Last, report.Time = err.Error(), s.clock.Now().UTC()
+				reported = s.report(ctx, report) || reported
+				d := time.Duration(waits.Next())
+				log.Warn("supervisor: starting a worker failed; retrying", "err", err, "failures", report.Failures, "in", d)
+				s.sleep(ctx, d)
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			continue
+		case <-p.done:
+		}
+		uptime := s.clock.Now().Sub(p.rec.Started)
+		switch {
+		case p.code == meta.ExitSuperseded:
+			log.Info("supervisor: the worker was superseded by a newer one of its topology", "pid", p.rec.PID)
+		default:
+			report.Crashes++
+			if uptime < s.cfg.MinUptime {
+				report.Failures++
+			} else {
+				report.Failures = 0
+				waits.Reset()
+			}
+			report.Last = fmt.Sprintf("worker pid %d exited with code %d after %v", p.rec.PID, p.code, uptime.Round(time.Millisecond))
+			report.Time = s.clock.Now().UTC()
+			reported = s.report(ctx, report) || reported
+			log.Warn("supervisor: worker exited; restarting", "pid", p.rec.PID, "code", p.code, "uptime", uptime,
+				"crashes", report.Crashes, "failures", report.Failures)
+		}
+		os.Remove(s.pidFile(r.port))
+		p = nil
+		s.sleep(ctx, time.Duration(waits.Next()))
+	}
+	if !r.stop.Load() {
+		return // the supervisor stops; the worker runs on
+	}
+	if p != nil {
+		if terminate(p, s.clock, s.cfg.Grace) {
+			log.Warn("supervisor: the worker did not stop within the grace period; killed", "pid", p.rec.PID, "grace", s.cfg.Grace)
+		}
+		os.Remove(s.pidFile(r.port))
+	}
+	if reported {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		s.cfg.Client.Delete(dctx, s.keys.Crash(r.work.Topology, slot))
+	}
+}
+
+// report stores a slot's crash counts under the registration lease.
+func (s *Supervisor) report(ctx context.Context, c meta.Crash) bool {
+	s.mu.Lock()
+	sess := s.session
+	s.mu.Unlock()
+	if sess == nil {
+		return false
+	}
+	_, err := s.cfg.Client.Put(ctx, s.keys.Crash(c.Topology, c.Slot), meta.Encode(c), clientv3.WithLease(sess.Lease()))
+	if err != nil {
+		s.log.Warn("supervisor: reporting crashes failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// start fetches the artifact if needed and starts the worker.
+func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
+	dg, err := codestore.ParseDigest(r.work.Artifact)
+	if err != nil {
+		return nil, err
+	}
+	path, err := s.artifact(ctx, r.work.Topology, dg)
+	if err != nil {
+		return nil, err
+	}
+	dir := s.slotDir(r.port)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	args := append([]string{"worker", "--topology", r.work.Topology, "--supervisor", s.cfg.ID,
+		"--port", strconv.Itoa(r.port), "--data-dir", dir}, s.cfg.WorkerArgs...)
+	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, "worker.log"))
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: starting %s: %w", path, err)
+	}
+	p.rec.Topology, p.rec.Artifact, p.rec.Port, p.rec.Started = r.work.Topology, r.work.Artifact, r.port, s.clock.Now()
+	if err := writeRecord(s.pidFile(r.port), p.rec); err != nil {
+		s.log.Warn("supervisor: writing the pid file failed: a restarted supervisor will not adopt this worker", "err", err)
+	}
+	s.starts.Add(1)
+	s.log.Info("supervisor: started a worker", "port", r.port, "topology", r.work.Topology, "pid", cmd.Process.Pid)
+	return p, nil
+}
+
+// artifact returns the path of a verified, executable copy of dg, fetching
+// it from a nimbus holding it if needed.
+func (s *Supervisor) artifact(ctx context.Context, topology string, dg codestore.Digest) (string, error) {
+	s.mu.Lock()
+	lock := s.fetching[dg]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		s.fetching[dg] = lock
+	}
+	s.mu.Unlock()
+	lock.Lock() // one fetch of an artifact at a time
+	defer lock.Unlock()
+	path := s.artifacts.Path(dg)
+	s.mu.Lock()
+	ok := s.verified[dg]
+	s.mu.Unlock()
+	if ok {
+		if _, err := os.Stat(path); err == nil {
+			return path, nil
+		}
+	}
+	if err := s.artifacts.Verify(dg); err != nil {
+		if err := s.fetch(ctx, topology, dg); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Chmod(path, 0o700); err != nil {
+		return "", fmt.Errorf("supervisor: %w", err)
+	}
+	s.mu.Lock()
+	s.verified[dg] = true
+	s.mu.Unlock()
+	return path, nil
+}
+
+func (s *Supervisor) fetch(ctx context.Context, topology string, dg codestore.Digest) error {
+	resp, err := s.cfg.Client.Get(ctx, s.keys.Holders(topology, dg.String()), clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("supervisor: looking up holders of %s: %w", dg, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("supervisor: no nimbus holds artifact %s of topology %s", dg, topology)
+	}
+	var errs []error
+	for _, kv := range resp.Kvs {
+		url := strings.TrimSuffix(string(kv.Value), "/") + "/code/" + dg.String()
+		err := s.fetchFrom(ctx, url, dg)
+		if err == nil {
+			s.log.Info("supervisor: fetched an artifact", "topology", topology, "artifact", dg, "from", url)
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("supervisor: fetching artifact %s of topology %s: %w", dg, topology, errors.Join(errs...))
+}
+
+func (s *Supervisor) fetchFrom(ctx context.Context, url string, dg codestore.Digest) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return s.artifacts.PutVerified(dg, resp.Body)
+}
