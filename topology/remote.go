@@ -55,6 +55,7 @@ type peer struct {
 	// both are reused for every batch.
 	msgs    []transport.Message
 	anchors []transport.Anchor
+	queued  uint64 // messages the client accepted (only the sender sends)
 }
 
 func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, error) {
@@ -134,22 +135,28 @@ func (n *network) send(ctx context.Context, pe *peer) {
 }
 
 // forward sends msgs to the peer. A message the wire cannot carry (a
-// value of a type neither built in nor registered) is reported and
-// dropped, and its tree times out; the rest are sent.
+// value of a type neither built in nor declared with Builder.ValueTypes)
+// is reported and dropped, and its tree times out; the others are sent,
+// each once.
 func (n *network) forward(ctx context.Context, pe *peer, msgs []transport.Message) {
-	err := pe.client.Send(ctx, msgs...)
-	if err == nil || ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
-		return
-	}
-	// Send stopped at the failing message; find it by sending the rest one
-	// at a time. This is the rare path: a programming error.
-	for i := range msgs {
-		if err := pe.client.Send(ctx, msgs[i]); err != nil {
-			if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
-				return
-			}
-			n.refused(msgs[i], err)
+	for len(msgs) > 0 {
+		err := pe.client.Send(ctx, msgs...)
+		if err == nil {
+			pe.queued += uint64(len(msgs))
+			return
 		}
+		if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
+			return
+		}
+		// Send queued the messages before the one it refused; only this
+		// goroutine sends on the client, so its count says how many.
+		k := int(pe.client.Stats().Queued - pe.queued)
+		pe.queued += uint64(k)
+		if k >= len(msgs) {
+			return
+		}
+		n.refused(msgs[k], err)
+		msgs = msgs[k+1:]
 	}
 }
 

@@ -357,3 +357,47 @@ func TestBadPeerMessagesAreDroppedAndCounted(t *testing.T) {
 		t.Fatalf("health %+v", h)
 	}
 }
+
+// TestUnsendableValueIsReportedOthersSentOnce emits, in the middle of a
+// batch for another worker, a value the wire cannot carry: that tuple is
+// reported and dropped, every other one arrives exactly once.
+func TestUnsendableValueIsReportedOthersSentOnce(t *testing.T) {
+	type point struct{ X, Y int }
+	f := newFeed()
+	var mu sync.Mutex
+	seen := map[any]int{}
+	b := NewBuilder()
+	b.Spout("feed", f.newSpout).Output("v")
+	b.Bolt("sink", func() Bolt {
+		return &prepareBolt{prepare: func(TaskInfo) {}, execute: func(out *OutputCollector, tu *Tuple) {
+			mu.Lock()
+			seen[tu.Value(0)]++
+			mu.Unlock()
+			out.Ack(tu)
+		}}
+	}).Input("feed", Shuffle())
+	ws := newWorkers(t, mustBuild(t, b), DefaultConfig(), nil, map[string]WorkerID{"feed": "a", "sink": "b", ackerComponent: "b"})
+	for i := range 20 {
+		if i == 7 {
+			f.add(i, point{1, 2})
+			continue
+		}
+		f.add(i, i)
+	}
+	ws.start("b")
+	a := ws.start("a")
+	waitUntil(t, 30*time.Second, "19 messages acked", func() bool { n, _ := f.counts(); return n == 19 })
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 20 {
+		if want := map[bool]int{true: 0, false: 1}[i == 7]; seen[i] != want {
+			t.Fatalf("value %d arrived %d times, want %d (all: %v)", i, seen[i], want, seen)
+		}
+	}
+	errs := a.Errors()
+	if len(errs) != 1 || !errors.Is(errs[0].Err, transport.ErrUnsupportedValue) || errs[0].Component != "feed" {
+		t.Fatalf("reported errors %v; want the unsupported value, from feed", errs)
+	}
+	ws.kill("a") // the dropped tree would only time out
+	ws.kill("b")
+}
