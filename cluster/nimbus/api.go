@@ -41,9 +41,8 @@ var ErrInvalid = errors.New("nimbus: invalid request")
 
 // ErrOneWorker is what a request for more than one worker per topology
 // gets in this version.
-var ErrOneWorker = fmt.Errorf("%w: a topology runs in one worker process in this version; splitting its executors "+
-	"across worker processes needs the worker-to-worker transport wired into the topology runtime, "+
-	"which is the next milestone (docs/cluster.md)", ErrInvalid)
+var ErrOneWorker = fmt.Errorf("%w: a topology runs in one worker process in this version; the daemons do not "+
+	"split a topology's executors across worker processes yet (docs/cluster.md)", ErrInvalid)
 
 func checkWorkers(n int) error {
 	switch {
