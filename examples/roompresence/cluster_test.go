@@ -469,7 +469,7 @@ func (c *rpCluster) leaderProc(id string) *rpProc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.procs {
-		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+id) {
+		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+id+" ") {
 			select {
 			case <-p.done:
 			default:
