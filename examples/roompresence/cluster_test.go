@@ -42,8 +42,9 @@ const clusterTTL = 3 * time.Second
 // place), the leader nimbus (the standby leads, the assignment and the
 // worker untouched), the worker's supervisor (the worker runs on; the
 // restarted supervisor adopts it) and a whole node, supervisor and worker
-// (reassigned to another supervisor). Once every event is committed,
-// verify must find 0 mismatches.
+// (reassigned to another supervisor). Each worker also injects a few
+// retryable failures (replays). Once every event is committed, verify
+// must find 0 mismatches.
 func TestClusterThroughFaults(t *testing.T) {
 	brokers := testenv.KafkaBrokers(t)
 	hosts := testenv.CassandraHosts(t)
@@ -70,7 +71,10 @@ func TestClusterThroughFaults(t *testing.T) {
 		kafkaVar+"="+o.kafka, cassandraVar+"="+o.cassandra,
 		clusterEnvPrefix+"KEYSPACE="+o.keyspace, clusterEnvPrefix+"TOPIC="+o.topic, clusterEnvPrefix+"DLQ="+o.dlq,
 		clusterEnvPrefix+"PARTITIONS="+strconv.Itoa(o.partitions), clusterEnvPrefix+"BATCH_RECORDS=100",
-		clusterEnvPrefix+"TASKS=2")
+		clusterEnvPrefix+"TASKS=2",
+		// A few retryable failures too (up to 8 per worker process):
+		// replays of batches whose state writes have partly landed.
+		clusterEnvPrefix+"FAULT_RETRY=0.005", clusterEnvPrefix+"FAULT_LIMIT=8")
 	c.nimbus("n1")
 	c.leader(60*time.Second, "")
 	c.nimbus("n2")

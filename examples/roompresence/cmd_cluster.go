@@ -38,6 +38,7 @@ func clusterTopology(getenv func(string) string) squall.Topology {
 // the environment.
 type clusterSettings struct {
 	o            options
+	faults       faultFlags
 	tasks        int
 	batchRecords int
 	batchEvery   time.Duration
@@ -50,6 +51,7 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 	fs := flag.NewFlagSet("roompresence worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	s.o.register(fs)
+	s.faults.register(fs)
 	fs.IntVar(&s.tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.IntVar(&s.batchRecords, "batch-records", 2000, "most records of one partition in a batch")
 	fs.DurationVar(&s.batchEvery, "batch-interval", 0, "least time between two batches (0: trident's default)")
@@ -111,7 +113,7 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 		return nil, trident.Config{}, err
 	}
 	rc := runConfig{brokers: s.o.brokers(), kafkaSec: s.o.sec.kafka(), store: st, topic: s.o.topic, dlq: s.o.dlq,
-		tasks: s.tasks, batchRecords: s.batchRecords, logger: env.Logger}
+		tasks: s.tasks, batchRecords: s.batchRecords, logger: env.Logger, faults: s.faults.injector()}
 	tt, _, err := newTopology(ctx, rc, clusterTimelines(st.Timelines()), env.Logger)
 	if err != nil {
 		st.Close()
