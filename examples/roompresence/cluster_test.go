@@ -102,7 +102,11 @@ func TestClusterThroughFaults(t *testing.T) {
 	// consuming).
 	write := func(what string) {
 		t.Helper()
-		before := c.mirrored(ctx, kio, o.topic)
+		var before int64
+		c.waitFor(time.Minute, "the spout's mirrored offsets", func() bool {
+			before = c.mirrored(ctx, kio, o.topic)
+			return before >= 0
+		})
 		n, err := kio.produceN(ctx, o.topic, gen, chunk, func(int) {})
 		produced += n
 		if err != nil {
@@ -487,7 +491,7 @@ func (c *rpCluster) leaderProc(id string) *rpProc {
 
 // mirrored returns the sum of the offsets the topology's spout mirrors to
 // its consumer group (where its committed batches end): it grows only
-// after commits.
+// after commits. It is -1 when they cannot be read.
 func (c *rpCluster) mirrored(ctx context.Context, kio *kafkaIO, topic string) int64 {
 	got, err := committedOffsets(ctx, kio, topic)
 	if err != nil {
