@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall"
+	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
 )
 
@@ -39,6 +40,7 @@ func clusterTopology(getenv func(string) string) squall.Topology {
 type clusterSettings struct {
 	o            options
 	faults       faultFlags
+	faultWrite   float64
 	tasks        int
 	batchRecords int
 	batchEvery   time.Duration
@@ -52,6 +54,7 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 	fs.SetOutput(io.Discard)
 	s.o.register(fs)
 	s.faults.register(fs)
+	fs.Float64Var(&s.faultWrite, "fault-write", 0, "probability, per write of the timelines, of a retryable failure after the write landed")
 	fs.IntVar(&s.tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.IntVar(&s.batchRecords, "batch-records", 2000, "most records of one partition in a batch")
 	fs.DurationVar(&s.batchEvery, "batch-interval", 0, "least time between two batches (0: trident's default)")
@@ -114,7 +117,13 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 	}
 	rc := runConfig{brokers: s.o.brokers(), kafkaSec: s.o.sec.kafka(), store: st, topic: s.o.topic, dlq: s.o.dlq,
 		tasks: s.tasks, batchRecords: s.batchRecords, logger: env.Logger, faults: s.faults.injector()}
-	tt, _, err := newTopology(ctx, rc, clusterTimelines(st.Timelines()), env.Logger)
+	timelines := clusterTimelines(st.Timelines())
+	if s.faultWrite > 0 {
+		ff := s.faults
+		ff.retry, ff.panic = s.faultWrite, 0
+		timelines = failAfterWrites(timelines, ff.injector())
+	}
+	tt, _, err := newTopology(ctx, rc, timelines, env.Logger)
 	if err != nil {
 		st.Close()
 		return nil, trident.Config{}, err
@@ -123,4 +132,30 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 	cfg.Topology.Logger = env.Logger
 	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond
 	return tt, cfg, nil
+}
+
+// failAfterWrites injects faults after writes of the maps f opens have
+// landed: a write whose answer is lost (a timeout after the write was
+// applied). The batch is replayed over its own writes, which the opaque
+// map must recognise by their txid.
+func failAfterWrites(f trident.BackingFactory, inj Injector) trident.BackingFactory {
+	return func(ctx context.Context, partition, n int) (state.BackingMap[[]byte], error) {
+		m, err := f(ctx, partition, n)
+		if err != nil {
+			return nil, err
+		}
+		return lostAnswers{m, inj}, nil
+	}
+}
+
+type lostAnswers struct {
+	state.BackingMap[[]byte]
+	inj Injector
+}
+
+func (m lostAnswers) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) error {
+	if err := m.BackingMap.MultiPut(ctx, keys, vals); err != nil {
+		return err
+	}
+	return m.inj.Inject(ctx, "timeline write")
 }
