@@ -72,10 +72,10 @@ func TestClusterThroughFaults(t *testing.T) {
 		clusterEnvPrefix+"KEYSPACE="+o.keyspace, clusterEnvPrefix+"TOPIC="+o.topic, clusterEnvPrefix+"DLQ="+o.dlq,
 		clusterEnvPrefix+"PARTITIONS="+strconv.Itoa(o.partitions), clusterEnvPrefix+"BATCH_RECORDS=100",
 		clusterEnvPrefix+"TASKS=2",
-		// A few retryable failures too (up to 8 of each kind per worker
+		// A few retryable failures too (up to 4 of each kind per worker
 		// process): in the steps, and after writes of the timelines
 		// landed, so that batches are replayed over their own writes.
-		clusterEnvPrefix+"FAULT_RETRY=0.005", clusterEnvPrefix+"FAULT_WRITE=0.2", clusterEnvPrefix+"FAULT_LIMIT=8")
+		clusterEnvPrefix+"FAULT_RETRY=0.005", clusterEnvPrefix+"FAULT_WRITE=0.1", clusterEnvPrefix+"FAULT_LIMIT=4")
 	c.nimbus("n1")
 	c.leader(60*time.Second, "")
 	c.nimbus("n2")
