@@ -90,6 +90,12 @@ func (k *kafkaIO) waitLeaders(ctx context.Context, topic string) error {
 // produce writes every record of g to topic, keyed by visit, calling
 // progress after each acknowledged chunk. It returns the records written.
 func (k *kafkaIO) produce(ctx context.Context, topic string, g *room.Generator, progress func(written int)) (int, error) {
+	return k.produceN(ctx, topic, g, -1, progress)
+}
+
+// produceN is produce stopping after n records (n < 0: all of them), so
+// that a generated day can be written in parts.
+func (k *kafkaIO) produceN(ctx context.Context, topic string, g *room.Generator, n int, progress func(written int)) (int, error) {
 	w := &kafkago.Writer{Addr: kafkago.TCP(k.brokers...), Topic: topic, Balancer: &kafkago.Hash{},
 		RequiredAcks: kafkago.RequireAll, BatchSize: 1000, BatchTimeout: 5 * time.Millisecond,
 		MaxAttempts: 10, Transport: k.transport}
@@ -109,7 +115,7 @@ func (k *kafkaIO) produce(ctx context.Context, topic string, g *room.Generator, 
 		progress(written)
 		return nil
 	}
-	for {
+	for n < 0 || written+len(msgs) < n {
 		r, ok := g.Next()
 		if !ok {
 			break

@@ -13,6 +13,7 @@
 //	go run ./examples/roompresence query --cassandra ... --room room-03 --day 2026-01-05
 //	go run ./examples/roompresence verify --kafka ... --cassandra ...
 //	go run ./examples/roompresence chaos  --kafka ... --cassandra ... --faults 20
+//	roompresence cluster nimbus|supervisor|submit roompresence|list ...   (squall.Main's commands)
 //
 // See docs/roompresence.md.
 package main
@@ -24,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/squallstream/squall"
 )
 
 // errMismatch is returned by verify when the stored results differ from
@@ -42,6 +45,16 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	args := os.Args[1:]
+	// The cluster commands: "cluster nimbus|supervisor|submit|...", and
+	// "worker", as supervisors start the program's workers.
+	if len(args) > 0 && (args[0] == "cluster" || args[0] == "worker") {
+		if args[0] == "cluster" {
+			args = args[1:]
+		}
+		code := squall.Run(ctx, args, clusterTopology(os.Getenv))
+		stop()
+		os.Exit(code)
+	}
 	cmd := cmdEmbedded
 	if len(args) > 0 {
 		if c, ok := commands[args[0]]; ok {
@@ -75,6 +88,11 @@ commands:
   query   print a room's hourly occupancy for a day
   verify  compare the stored results with the whole topic
   chaos   run while injecting faults, then verify
+  cluster the cluster's commands with the topology "roompresence":
+          cluster nimbus|supervisor|submit roompresence|list|kill roompresence|...
+          (workers read their settings from the supervisors' environment:
+          SQUALL_KAFKA_BROKERS, SQUALL_CASSANDRA_HOSTS, ROOMPRESENCE_<FLAG>;
+          see docs/roompresence.md, "On the cluster")
 
 Run "roompresence <command> -h" for a command's flags.
 `)

@@ -23,6 +23,7 @@ type runConfig struct {
 	store         Store
 	topic, dlq    string
 	tasks         int           // parallelism of the spout, presence and timeline steps
+	batchRecords  int           // most records of a partition in one batch; 0: 2000
 	untilCaughtUp bool          // stop once every record written before is committed
 	faults        Injector      // nil: none
 	progress      io.Writer     // progress lines; nil: none
@@ -33,8 +34,12 @@ type runConfig struct {
 
 // spoutConfig is the configuration of the example's Kafka spout.
 func (rc runConfig) spoutConfig(log *slog.Logger) kafka.Config {
+	perPartition := rc.batchRecords
+	if perPartition <= 0 {
+		perPartition = 2000
+	}
 	return kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
-		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: 2000, Logger: log,
+		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: perPartition, Logger: log,
 		SASL: rc.kafkaSec.sasl, TLS: rc.kafkaSec.tls}
 }
 
@@ -61,19 +66,15 @@ var decoder = kafka.DecoderFunc(trident.Fields{fieldVisit, fieldEvent}, func(r k
 // it caught up.
 func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 	start := time.Now()
-	tasks := max(rc.tasks, 1)
 	log := rc.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sp, err := kafka.New(ctx, rc.spoutConfig(log))
+	tt, sp, err := newTopology(ctx, rc, rc.store.Timelines(), log)
 	if err != nil {
 		return runStats{}, err
 	}
 	defer sp.Close()
-	tt := trident.NewTopology("roompresence")
-	events := tt.NewStream("room-events", sp.Opaque().Parallelism(tasks))
-	pipeline{presence: rc.store, timelines: rc.store.Timelines(), faults: rc.faults, tasks: tasks}.build(tt, events)
 
 	baseline, _, err := rc.store.Coordination().LoadCoordinator(ctx, "roompresence")
 	if err != nil {
@@ -166,6 +167,21 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 			return stats, nil
 		}
 	}
+}
+
+// newTopology builds the room-presence topology over a new Kafka spout
+// (the caller closes it once the topology has stopped), keeping the
+// timelines in the backing maps timelines opens.
+func newTopology(ctx context.Context, rc runConfig, timelines trident.BackingFactory, log *slog.Logger) (*trident.Topology, *kafka.Spout, error) {
+	tasks := max(rc.tasks, 1)
+	sp, err := kafka.New(ctx, rc.spoutConfig(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	tt := trident.NewTopology("roompresence")
+	events := tt.NewStream("room-events", sp.Opaque().Parallelism(tasks))
+	pipeline{presence: rc.store, timelines: timelines, faults: rc.faults, tasks: tasks}.build(tt, events)
+	return tt, sp, nil
 }
 
 // readToEnd reports whether the spout's last batches reached the end of
