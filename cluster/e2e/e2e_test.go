@@ -151,7 +151,7 @@ func (c *cluster) killLeader(t *testing.T, standby *proc) (time.Duration, string
 	var leaderProc *proc
 	c.mu.Lock()
 	for _, p := range c.procs {
-		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+old) {
+		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+old+" ") {
 			leaderProc = p
 		}
 	}
