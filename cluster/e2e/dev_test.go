@@ -78,4 +78,8 @@ func TestDev(t *testing.T) {
 			t.Errorf("worker %d outlived dev", pid)
 		}
 	}
+	// Each worker closed what its topology's Build registered.
+	if closed, _ := filepath.Glob(filepath.Join(dir, "supervisor", "workers", "*", "closed-at-stop")); len(closed) != 2 {
+		t.Errorf("closers run at stop: %v, want one per worker", closed)
+	}
 }

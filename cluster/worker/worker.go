@@ -29,6 +29,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +69,18 @@ type Env struct {
 	StoreDir string    // dev: where the default stores live (shared by the dev cluster's workers)
 	Slot     meta.Slot // where the worker runs
 	Logger   *slog.Logger
+
+	closers *[]io.Closer // CloseAtStop's list; nil outside a worker
+}
+
+// CloseAtStop has the worker close c when it stops, once its topology has
+// stopped (or failed to start): the sessions, clients and spouts Build
+// opened. Closers run in the reverse order of registration. Outside a
+// worker (an Env made by hand) it does nothing.
+func (e Env) CloseAtStop(c io.Closer) {
+	if e.closers != nil && c != nil {
+		*e.closers = append(*e.closers, c)
+	}
 }
 
 // Defaults of the zero Config.
@@ -144,19 +157,19 @@ func (w *worker) run(ctx context.Context) (int, error) {
 		return meta.ExitStopped, nil
 	}
 
-	tt, tcfg, err := w.cfg.Topology.Build(Env{Dev: w.cfg.Dev, DataDir: w.cfg.DataDir, StoreDir: w.cfg.StoreDir,
-		Slot: w.cfg.Slot, Logger: w.cfg.Logger})
-	if err != nil {
-		return 1, fmt.Errorf("worker: building topology %s: %w", name, err)
-	}
-	var closers []io.Closer
+	var closers []io.Closer // closed in reverse order when the worker stops
 	defer func() {
-		for _, c := range closers {
+		for _, c := range slices.Backward(closers) {
 			if err := c.Close(); err != nil {
 				w.log.Warn("worker: closing", "err", err)
 			}
 		}
 	}()
+	tt, tcfg, err := w.cfg.Topology.Build(Env{Dev: w.cfg.Dev, DataDir: w.cfg.DataDir, StoreDir: w.cfg.StoreDir,
+		Slot: w.cfg.Slot, Logger: w.cfg.Logger, closers: &closers})
+	if err != nil {
+		return 1, fmt.Errorf("worker: building topology %s: %w", name, err)
+	}
 	if tcfg.Store == nil {
 		st, err := w.defaultStore(ctx)
 		if err != nil {

@@ -91,8 +91,8 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 // buildCluster builds the topology in a worker. Its coordination store is
 // the cluster's default, the cluster's etcd: Config.Store stays nil. The
 // results go to Cassandra (the presence table and room_timelines, as with
-// the run command). The Cassandra session and the spout live as long as
-// the worker process: a worker exits when its topology stops.
+// the run command). The worker closes the Cassandra session and the spout
+// (which flushes its consumer-group mirror) when it stops.
 func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology, trident.Config, error) {
 	s, err := parseClusterSettings(getenv)
 	if err != nil {
@@ -123,11 +123,13 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 		ff.retry, ff.panic = s.faultWrite, 0
 		timelines = failAfterWrites(timelines, ff.injector())
 	}
-	tt, _, err := newTopology(ctx, rc, timelines, env.Logger)
+	tt, sp, err := newTopology(ctx, rc, timelines, env.Logger)
 	if err != nil {
 		st.Close()
 		return nil, trident.Config{}, err
 	}
+	env.CloseAtStop(st)
+	env.CloseAtStop(sp) // closed first: the spout before the session
 	cfg := trident.Config{MaxBatchesInFlight: 2, BatchEmitInterval: s.batchEvery}
 	cfg.Topology.Logger = env.Logger
 	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond

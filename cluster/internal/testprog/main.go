@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,7 +45,15 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 		})
 		trident.PersistentAggregate(sentences.Each(trident.Fields{"sentence"}, split, "word").GroupBy("word"),
 			trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
+		// The worker closes this when it stops: the process tests check
+		// the file it leaves (Env.CloseAtStop).
+		env.CloseAtStop(closeMarker(filepath.Join(env.DataDir, "closed-at-stop")))
 		// A nil Store: the cluster's etcd, or the dev default.
 		return tt, trident.Config{BatchEmitInterval: 20 * time.Millisecond}, nil
 	}
 }
+
+// closeMarker writes an empty file at path when closed.
+type closeMarker string
+
+func (m closeMarker) Close() error { return os.WriteFile(string(m), nil, 0o600) }
