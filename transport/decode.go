@@ -1,16 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/squallstream/squall/acker"
-
-	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // maxStreams bounds the stream names a decoder interns; names beyond it
@@ -21,14 +16,13 @@ const maxStreams = 1024
 // the messages of a frame.
 const arenaChunk = 256
 
-// decoder decodes frame bodies. Every length in the body is checked
-// against the bytes that remain before anything is allocated, so a frame
-// of n bytes never makes the decoder allocate much more than n. It is not
-// safe for concurrent use.
+// decoder decodes frame bodies, parsing the msgpack directly from the
+// body (see cursor). Every length in the body is checked against the
+// bytes that remain before anything is allocated, so a frame of n bytes
+// never makes the decoder allocate much more than n. It is not safe for
+// concurrent use.
 type decoder struct {
-	body    []byte
-	r       bytes.Reader
-	dec     *msgpack.Decoder
+	c       cursor
 	types   *Types
 	streams map[string]string // interned stream names
 
@@ -37,9 +31,7 @@ type decoder struct {
 }
 
 func newDecoder(types *Types) *decoder {
-	d := &decoder{types: types, streams: map[string]string{}}
-	d.dec = msgpack.NewDecoder(&d.r)
-	return d
+	return &decoder{types: types, streams: map[string]string{}}
 }
 
 var errTrailing = errors.New("bytes after the last message")
@@ -48,9 +40,7 @@ var errTrailing = errors.New("bytes after the last message")
 // The messages' Values and Anchors are fresh memory; out's own backing
 // array is the caller's.
 func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
-	d.body = body
-	d.r.Reset(body)
-	d.dec.Reset(&d.r)
+	d.c.reset(body)
 	n, err := d.arrayLen(3) // a message takes at least 3 bytes
 	if err != nil {
 		return out, badFrame(len(body), "message count: %v", err)
@@ -62,8 +52,8 @@ func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
 		}
 		out = append(out, m)
 	}
-	if d.r.Len() != 0 {
-		return out, badFrame(len(body), "%v: %d", errTrailing, d.r.Len())
+	if d.c.left() != 0 {
+		return out, badFrame(len(body), "%v: %d", errTrailing, d.c.left())
 	}
 	return out, nil
 }
@@ -73,7 +63,7 @@ func (d *decoder) message(m *Message) error {
 	if err != nil {
 		return err
 	}
-	k, err := d.dec.DecodeUint64()
+	k, err := d.c.integer()
 	if err != nil {
 		return err
 	}
@@ -96,13 +86,13 @@ func (d *decoder) message(m *Message) error {
 		m.Root, m.XOR, err = d.rootAndXOR()
 	case KindFail, KindReset:
 		var root uint64
-		root, err = d.dec.DecodeUint64()
+		root, err = d.c.integer()
 		m.Root = RootID(root)
 	case KindOutcome:
 		var root, status uint64
-		root, err = d.dec.DecodeUint64()
+		root, err = d.c.integer()
 		if err == nil {
-			status, err = d.dec.DecodeUint64()
+			status, err = d.c.integer()
 		}
 		if err == nil && status > math.MaxUint8 {
 			err = fmt.Errorf("status %d", status)
@@ -130,11 +120,11 @@ func (d *decoder) tuple(m *Message) error {
 	if na > 0 {
 		m.Anchors = d.takeAnchors(na / 2)
 		for i := range m.Anchors {
-			root, err := d.dec.DecodeUint64()
+			root, err := d.c.integer()
 			if err != nil {
 				return err
 			}
-			edge, err := d.dec.DecodeUint64()
+			edge, err := d.c.integer()
 			if err != nil {
 				return err
 			}
@@ -155,68 +145,41 @@ func (d *decoder) tuple(m *Message) error {
 }
 
 func (d *decoder) rootAndXOR() (RootID, uint64, error) {
-	root, err := d.dec.DecodeUint64()
+	root, err := d.c.integer()
 	if err != nil {
 		return 0, 0, err
 	}
-	xor, err := d.dec.DecodeUint64()
+	xor, err := d.c.integer()
 	return RootID(root), xor, err
 }
 
 func (d *decoder) task() (TaskID, error) {
-	n, err := d.dec.DecodeInt64()
+	u, err := d.c.integer()
 	if err != nil {
 		return 0, err
 	}
-	if n < math.MinInt32 || n > math.MaxInt32 {
+	if n := int64(u); n < math.MinInt32 || n > math.MaxInt32 {
 		return 0, fmt.Errorf("task %d out of range", n)
 	}
-	return TaskID(n), nil
+	return TaskID(int64(u)), nil
 }
 
 // arrayLen decodes an array header of n elements and checks that the
 // rest of the body can hold n elements of at least min bytes each.
 func (d *decoder) arrayLen(min int) (int, error) {
-	n, err := d.dec.DecodeArrayLen()
+	n, err := d.c.arrayHeader()
 	if err != nil {
 		return 0, err
 	}
-	if n < 0 || n > d.r.Len()/min {
-		return 0, fmt.Errorf("array of %d elements in %d bytes", n, d.r.Len())
+	if n < 0 || n > d.c.left()/min {
+		return 0, fmt.Errorf("array of %d elements in %d bytes", n, d.c.left())
 	}
 	return n, nil
 }
 
-// take returns the next n bytes of the body, without copying them.
-func (d *decoder) take(n int) ([]byte, error) {
-	if n < 0 || n > d.r.Len() {
-		return nil, fmt.Errorf("%d bytes wanted, %d left", n, d.r.Len())
-	}
-	pos := len(d.body) - d.r.Len()
-	d.r.Seek(int64(n), io.SeekCurrent)
-	return d.body[pos : pos+n : pos+n], nil
-}
-
-// strBytes decodes the header of a str (or, with bin, a bin) value and
-// returns its bytes, not copied.
-func (d *decoder) strBytes(bin bool) ([]byte, error) {
-	c, err := d.dec.PeekCode()
-	if err != nil {
-		return nil, err
-	}
-	if bin && !msgpcode.IsBin(c) || !bin && !msgpcode.IsString(c) {
-		return nil, fmt.Errorf("code %#x where a string was expected", c)
-	}
-	n, err := d.dec.DecodeBytesLen()
-	if err != nil {
-		return nil, err
-	}
-	return d.take(n)
-}
-
 // stream decodes a stream name, interned.
 func (d *decoder) stream() (string, error) {
-	b, err := d.strBytes(false)
+	b, err := d.c.strBytes(false)
 	if err != nil {
 		return "", err
 	}

@@ -5,42 +5,42 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // value decodes one tuple value (see the package comment for the types).
 func (d *decoder) value(depth int) (any, error) {
-	c, err := d.dec.PeekCode()
+	code, err := d.c.peek()
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case msgpcode.IsFixedNum(c), c >= msgpcode.Uint8 && c <= msgpcode.Int64:
-		n, err := d.dec.DecodeInt64()
-		return int(n), err
-	case msgpcode.IsString(c):
-		b, err := d.strBytes(false)
+	case code <= codePosFixIntHi || code >= codeNegFixIntLo, code >= codeUint8 && code <= codeInt64:
+		u, err := d.c.integer()
+		return int(int64(u)), err
+	case code >= codeFixStrLow && code <= codeFixStrHigh, code >= codeStr8 && code <= codeStr32:
+		b, err := d.c.strBytes(false)
 		return string(b), err
-	case c == msgpcode.Double:
-		return d.dec.DecodeFloat64()
-	case c == msgpcode.True, c == msgpcode.False:
-		return d.dec.DecodeBool()
-	case c == msgpcode.Nil:
-		return nil, d.dec.DecodeNil()
-	case msgpcode.IsBin(c):
-		b, err := d.strBytes(true)
+	case code == codeFloat64:
+		return d.c.float64()
+	case code == codeTrue, code == codeFalse:
+		d.c.pos++
+		return code == codeTrue, nil
+	case code == codeNil:
+		d.c.pos++
+		return nil, nil
+	case code >= codeBin8 && code <= codeBin32:
+		b, err := d.c.strBytes(true)
 		return append([]byte{}, b...), err
-	case c == msgpcode.Float:
-		return d.dec.DecodeFloat32()
-	case msgpcode.IsExt(c):
+	case code == codeFloat32:
+		return d.c.float32()
+	case code >= codeExt8 && code <= codeExt32, code >= codeFixExt1 && code <= codeFixExt16:
 		return d.ext()
-	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
+	case code >= codeFixArrLow && code <= codeFixArrHigh, code == codeArray16, code == codeArray32:
 		return d.array(depth)
-	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
+	case code >= codeFixMapLow && code <= codeFixMapHigh, code == codeMap16, code == codeMap32:
 		return d.mapValue(depth)
 	}
-	return nil, fmt.Errorf("unexpected code %#x", c)
+	return nil, fmt.Errorf("unexpected code %#x", code)
 }
 
 func (d *decoder) array(depth int) (any, error) {
@@ -64,16 +64,16 @@ func (d *decoder) mapValue(depth int) (any, error) {
 	if depth >= maxDepth {
 		return nil, errors.New("values nested too deeply")
 	}
-	n, err := d.dec.DecodeMapLen()
+	n, err := d.c.mapHeader()
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || n > d.r.Len()/2 {
-		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.r.Len())
+	if n < 0 || n > d.c.left()/2 {
+		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.c.left())
 	}
 	m := make(map[string]any, n)
 	for range n {
-		k, err := d.strBytes(false)
+		k, err := d.c.strBytes(false)
 		if err != nil {
 			return nil, fmt.Errorf("map key: %w", err)
 		}
@@ -87,11 +87,11 @@ func (d *decoder) mapValue(depth int) (any, error) {
 }
 
 func (d *decoder) ext() (any, error) {
-	id, n, err := d.dec.DecodeExtHeader()
+	id, n, err := d.c.extHeader()
 	if err != nil {
 		return nil, err
 	}
-	data, err := d.take(n)
+	data, err := d.c.take(n)
 	if err != nil {
 		return nil, err
 	}

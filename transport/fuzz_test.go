@@ -89,3 +89,72 @@ func TestFuzzSeedsDecode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeSameAsMsgpack decodes arbitrary frame bodies with the
+// decoder and with the msgpack-library decoder it replaced (refDecoder):
+// both must reject the same bodies, after the same number of messages,
+// and decode the others to the same messages.
+func FuzzDecodeSameAsMsgpack(f *testing.F) {
+	types := pointTypes(f)
+	for _, seed := range fuzzSeeds(f) {
+		if len(seed) >= lenPrefix {
+			f.Add(seed[lenPrefix:])
+		}
+	}
+	withPoint, err := appendFrame(newEncoder(types), nil, []Message{{Kind: KindTuple, Stream: "s",
+		Values: []any{point{1, 2}, []any{point{3, 4}}, map[string]any{"p": point{5, 6}}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(withPoint[lenPrefix:])
+	for _, body := range [][]byte{
+		{0x91, 0x93, 0x04, 0xc0, 0xc0},                                  // fail with nil task and root
+		{0x91, 0x93, 0x04, 0xd0, 0x80, 0xd3, 0xff, 0, 0, 0, 0, 0, 0, 0}, // int8 task, int64 root
+		{0x91, 0x94, 0x06, 0x01, 0x02, 0xcd, 0x01, 0x00},                // status 256
+		{0xdc, 0x00, 0x01, 0x93, 0x05, 0xce, 0x80, 0, 0, 0, 0xcf, 1, 2, 3, 4, 5, 6, 7, 8},
+		{0x91, 0x96, 0x01, 0x00, 0xd9, 0x01, 'x', 0x00, 0xc0, 0x90}, // nil anchor array
+		{0x91, 0x96, 0x01, 0x00, 0xc4, 0x00, 0x00, 0x90, 0x90},      // bin stream name
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x93, 0xc3, 0xc2, 0xc0},
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0xd6, 0xff, 0, 0, 0, 1},             // timestamp 32
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0xd5, 0x01, 0x01, 0x80},             // sized int8
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0xc7, 0x02, 0x14, 0x01, 0x02},       // point in ext8
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0x81, 0xa1, 'k', 0xca, 0, 0, 0, 0},  // map of a float32
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0xde, 0x00, 0x01, 0xc4, 0x00, 0x00}, // map with a bin key
+		{0x91, 0x96, 0x01, 0x00, 0xa0, 0x00, 0x90, 0x91, 0xc1},                               // never-used code
+	} {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, ts := range []*Types{nil, types} {
+			want, wantErr := newRefDecoder(ts).frame(body, nil)
+			got, err := newDecoder(ts).frame(body, nil)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("types %v: error %v, msgpack decoder's %v", ts != nil, err, wantErr)
+			}
+			var fe *FrameError
+			if err != nil && (!errors.As(err, &fe) || !errors.Is(err, ErrBadFrame)) {
+				t.Fatalf("error %v is not a FrameError of ErrBadFrame", err)
+			}
+			if a, b := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", want); a != b {
+				t.Fatalf("types %v: decoded\n%s\nmsgpack decoder:\n%s", ts != nil, a, b)
+			}
+		}
+	})
+}
+
+// pointTypes registers point (see TestRegisteredTypes) as extension 20.
+func pointTypes(t testing.TB) *Types {
+	var ts Types
+	err := Register(&ts, 20, func(b []byte, p point) ([]byte, error) {
+		return append(b, byte(p.X), byte(p.Y)), nil
+	}, func(b []byte) (point, error) {
+		if len(b) != 2 {
+			return point{}, errors.New("bad point")
+		}
+		return point{int32(b[0]), int32(b[1])}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ts
+}
