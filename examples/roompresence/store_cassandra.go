@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/cassandra"
 	"github.com/squallstream/squall/trident"
@@ -35,7 +37,30 @@ var timelineSpec = cassandra.TableSpec{
 	Keys: []cassandra.Column{{Name: "room", Type: "text"}, {Name: "hour", Type: "bigint"}},
 }
 
+// openRetryFor bounds how long opening the store waits through an outage
+// (Cassandra restarting, schema agreement not reached) before giving up.
+const openRetryFor = 2 * time.Minute
+
+// openCassandra connects and prepares the keyspace, retrying through
+// outages for up to openRetryFor: a process started while Cassandra
+// restarts waits for it instead of exiting.
 func openCassandra(ctx context.Context, cfg cassandra.Config, replication int) (*cassandraStore, error) {
+	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(200*time.Millisecond), int64(5*time.Second))}
+	giveUp := time.Now().Add(openRetryFor)
+	for {
+		st, err := tryOpenCassandra(ctx, cfg, replication)
+		if err == nil || !failure.IsUnavailable(err) || time.Now().After(giveUp) {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(waits.Next())):
+		}
+	}
+}
+
+func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication int) (*cassandraStore, error) {
 	keyspace := cfg.Keyspace
 	s, err := cassandra.Connect(ctx, cfg)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/squallstream/squall/failure"
 )
 
 // Replication is a keyspace's replication map, such as
@@ -61,12 +63,14 @@ func (s *Session) CreateTable(ctx context.Context, name, stmt string) error {
 }
 
 // ddl runs a schema change and waits until the nodes agree on the schema.
+// Nodes that do not agree in time (one restarting, say) are an outage:
+// the change is idempotent, so the caller may run it again later.
 func (s *Session) ddl(ctx context.Context, what, stmt string) error {
 	if err := s.gs.Query(stmt).WithContext(ctx).Exec(); err != nil {
 		return describe(what, err)
 	}
 	if err := s.gs.AwaitSchemaAgreement(ctx); err != nil {
-		return Classify(fmt.Errorf("cassandra: %s: waiting for schema agreement: %w", what, err))
+		return failure.Unavailable(fmt.Errorf("cassandra: %s: waiting for schema agreement: %w", what, err))
 	}
 	return nil
 }
