@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/squallstream/squall/failure"
@@ -105,13 +104,11 @@ func Random(seed uint64, p float64) Injector {
 
 // Store is a coordstore.Store that injects faults into calls to another.
 type Store struct {
-	inner  coordstore.Store
-	inj    Injector
-	seq    atomic.Int64
-	writes atomic.Int64
-
-	mu      sync.Mutex
-	repeats map[string]int // by method and subject
+	inner   coordstore.Store
+	inj     Injector
+	seq     atomic.Int64
+	writes  atomic.Int64
+	repeats sim.Calls // by method and subject
 }
 
 var _ coordstore.Store = (*Store)(nil)
@@ -127,13 +124,7 @@ func (s *Store) fault(method, subject string, write bool) Fault {
 	if write {
 		op.Writes = int(s.writes.Add(1))
 	}
-	s.mu.Lock()
-	if s.repeats == nil {
-		s.repeats = map[string]int{}
-	}
-	op.Repeat = s.repeats[method+"\x00"+subject]
-	s.repeats[method+"\x00"+subject]++
-	s.mu.Unlock()
+	op.Repeat = int(s.repeats.Next(method + "\x00" + subject))
 	return s.inj.Inject(op)
 }
 
