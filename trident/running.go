@@ -7,7 +7,7 @@ import (
 )
 
 // Name returns the name the topology runs under.
-func (r *Running) Name() string { return r.run.Name() }
+func (r *Running) Name() string { return r.t.name }
 
 // Stop deactivates the sources, waits until no batch is pending or ctx is
 // done, and stops the topology; on a local cluster of its own (a nil
@@ -17,6 +17,10 @@ func (r *Running) Name() string { return r.run.Name() }
 // again returns the same error.
 func (r *Running) Stop(ctx context.Context) error {
 	r.stopOnce.Do(func() {
+		if r.cluster == nil { // a share (RunShare)
+			r.stopErr = r.run.Stop(ctx)
+			return
+		}
 		if r.private {
 			r.stopErr = r.cluster.Shutdown(ctx)
 			return

@@ -84,6 +84,21 @@ func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
 // it and generates the tuple-level topology; the Running it returns is
 // not running yet.
 func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, *Running, error) {
+	if err := t.check(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Store == nil {
+		cfg.Store = coordstore.NewMemory()
+	}
+	owner, err := runtime.Acquire(ctx, cfg.Store, cfg.Topology.Clock, t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.generate(cfg, owner)
+}
+
+// check reports the declaration errors of t.
+func (t *Topology) check() error {
 	errs := append([]error(nil), t.errs...)
 	if t.name == "" {
 		errs = append(errs, errors.New("trident: the topology has no name"))
@@ -92,17 +107,16 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 		errs = append(errs, errors.New("trident: the topology has no streams"))
 	}
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
-	if cfg.Store == nil {
-		cfg.Store = coordstore.NewMemory()
-	}
+	return nil
+}
+
+// generate plans t and generates the tuple-level topology that runs it
+// as owner; the Running it returns is not running yet.
+func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topology, *Running, error) {
 	if cfg.BatchEmitInterval == 0 {
 		cfg.BatchEmitInterval = 50 * time.Millisecond
-	}
-	owner, err := runtime.Acquire(ctx, cfg.Store, cfg.Topology.Clock, t.name)
-	if err != nil {
-		return nil, nil, err
 	}
 	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner)}
 	r.plan = plan.New(r.graph)

@@ -44,7 +44,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, nil, ExitUsage, `unknown command "frobnicate"`},
 		{[]string{"submit"}, nil, ExitUsage, "want one topology NAME"},
 		{[]string{"submit", "nope"}, nil, ExitError, `unknown topology "nope"; this program registers: wc`},
-		{[]string{"submit", "wc", "--workers", "2"}, nil, ExitError, "one worker process"},
+		{[]string{"submit", "wc", "--workers", "0"}, nil, ExitUsage, "want at least 1"},
 		{[]string{"submit", "wc", "--bogus"}, nil, ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"list"}, map[string]string{"SQUALL_ETCD_DIAL_TIMEOUT": "soon"}, ExitUsage, "SQUALL_ETCD_DIAL_TIMEOUT"},
 		{[]string{"list", "--etcd-cert", "c.pem"}, nil, ExitError, "--etcd-cert and --etcd-key go together"},

@@ -51,7 +51,7 @@ func runSubmit(ctx context.Context, p *Program, args []string) error {
 	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
 	var c clientFlags
 	c.register(fs)
-	workers := fs.Int("workers", 1, "worker processes of the topology (1 in this version)")
+	workers := fs.Int("workers", 1, "worker processes of the topology: its executors are spread over them")
 	pos, err := parse(p, fs, "submit", args, 1)
 	if err != nil {
 		return err
@@ -60,11 +60,8 @@ func runSubmit(ctx context.Context, p *Program, args []string) error {
 	if _, err := p.Registry.Lookup(name); err != nil {
 		return err
 	}
-	if *workers != 1 {
-		if *workers < 1 {
-			return usageError("--workers %d: want at least 1", *workers)
-		}
-		return fmt.Errorf("--workers %d: %w", *workers, nimbus.ErrOneWorker)
+	if *workers < 1 {
+		return usageError("--workers %d: want at least 1", *workers)
 	}
 	exe, err := p.Executable()
 	if err != nil {
@@ -129,16 +126,13 @@ func runRebalance(ctx context.Context, p *Program, args []string) error {
 	fs := flag.NewFlagSet("rebalance", flag.ContinueOnError)
 	var c clientFlags
 	c.register(fs)
-	workers := fs.Int("workers", 0, "worker processes of the topology (0: unchanged; 1 in this version)")
+	workers := fs.Int("workers", 0, "worker processes of the topology (0: unchanged)")
 	pos, err := parse(p, fs, "rebalance", args, 1)
 	if err != nil {
 		return err
 	}
 	if *workers < 0 {
 		return usageError("--workers %d: want at least 1 (or 0: unchanged)", *workers)
-	}
-	if *workers > 1 {
-		return fmt.Errorf("--workers %d: %w", *workers, nimbus.ErrOneWorker)
 	}
 	nc, ctx, done, err := c.connect(ctx)
 	if err != nil {

@@ -75,6 +75,7 @@ type supervisorFlags struct {
 	ttl       time.Duration
 	grace     time.Duration
 	minUptime time.Duration
+	host      string
 }
 
 func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
@@ -86,9 +87,13 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.DurationVar(&s.ttl, "ttl", 10*time.Second, "lease TTL of the supervisor's registration: how soon its death is noticed")
 	fs.DurationVar(&s.grace, "grace", 10*time.Second, "wait between SIGTERM and SIGKILL when a worker stops")
 	fs.DurationVar(&s.minUptime, "min-uptime", 10*time.Second, "a worker exiting sooner after its start failed to start")
+	fs.StringVar(&s.host, "worker-host", "127.0.0.1", "host (name or IP) the workers listen on for the other workers of their topology")
 }
 
 func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
+	if s.host == "" {
+		return supervisor.Config{}, usageError("--worker-host is empty")
+	}
 	if s.slots < 1 || s.firstPort < 1 || s.firstPort+s.slots > 65536 {
 		return supervisor.Config{}, usageError("--slots %d from --first-port %d: want at least one slot within 1-65535", s.slots, s.firstPort)
 	}
@@ -99,7 +104,8 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	// Workers hold leases of the supervisor's TTL: a node's death is
 	// noticed when both have expired.
 	return supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
-		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String()}}, nil
+		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
+			"--listen", net.JoinHostPort(s.host, "0")}}, nil
 }
 
 func runSupervisor(ctx context.Context, p *Program, args []string) error {
@@ -148,9 +154,9 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	sup := fs.String("supervisor", "", "ID of the supervisor that started this worker")
 	port := fs.Int("port", 0, "slot (port) of this worker")
 	dataDir := fs.String("data-dir", ".", "this worker's directory")
-	dev := fs.Bool("dev", false, "dev mode: default to a local bbolt coordination store in --store-dir")
-	storeDir := fs.String("store-dir", "", "dev mode: directory of the default coordination stores")
+	dev := fs.Bool("dev", false, "dev mode: started by the dev command (Env.Dev)")
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the worker's registration")
+	listen := fs.String("listen", "127.0.0.1:0", "address the worker listens on for the other workers of its topology")
 	if _, err := parse(p, fs, "worker", args, 0); err != nil {
 		return err
 	}
@@ -171,8 +177,8 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	}
 	defer cli.Close()
 	code, err := worker.Run(ctx, worker.Config{Client: cli, Prefix: e.prefix, Topology: t,
-		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, StoreDir: *storeDir, Dev: *dev, TTL: *ttl,
-		Logger: log.With("pid", os.Getpid())})
+		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, Dev: *dev, TTL: *ttl,
+		Listen: *listen, Logger: log.With("pid", os.Getpid())})
 	if code != ExitOK || err != nil {
 		return exitError{code: code, err: err}
 	}
@@ -227,13 +233,13 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	sf := supervisorFlags{id: "dev", slots: *slots, firstPort: *firstPort, dataDir: filepath.Join(dir, "supervisor"),
-		ttl: 2 * time.Second, grace: 10 * time.Second, minUptime: 5 * time.Second}
+		ttl: 2 * time.Second, grace: 10 * time.Second, minUptime: 5 * time.Second, host: "127.0.0.1"}
 	scfg, err := sf.config(&e)
 	if err != nil {
 		return err
 	}
 	scfg.Client, scfg.Logger, scfg.StopWorkersOnExit = cli, log, true
-	scfg.WorkerArgs = append(scfg.WorkerArgs, "--dev", "--store-dir", filepath.Join(dir, "stores"))
+	scfg.WorkerArgs = append(scfg.WorkerArgs, "--dev")
 	scfg.WorkerEnv = append(scfg.WorkerEnv, "SQUALL_LOG_LEVEL=info")
 	s, err := supervisor.New(scfg)
 	if err != nil {

@@ -229,8 +229,8 @@ func TestWorkerFailingToStartIsRescheduled(t *testing.T) {
 
 func TestClientCommands(t *testing.T) {
 	c, _, _ := start3(t)
-	if out, err := c.cmd("submit", "wordcount", "--workers", "2"); err == nil || !strings.Contains(out, "one worker process") {
-		t.Errorf("submit --workers 2: err %v, output %q; want the one-worker limit", err, out)
+	if out, err := c.cmd("submit", "wordcount", "--workers", "0"); err == nil || !strings.Contains(out, "want at least 1") {
+		t.Errorf("submit --workers 0: err %v, output %q; want a usage error", err, out)
 	}
 	if out, err := c.cmd("submit", "nope"); err == nil || !strings.Contains(out, `unknown topology "nope"`) {
 		t.Errorf("submit nope: err %v, output %q", err, out)

@@ -341,3 +341,36 @@ func workerProcesses(dir string) []int {
 	}
 	return pids
 }
+
+// registered waits until the worker of slot in epoch is registered with
+// an address, in a process other than not, and returns it.
+func (c *cluster) registered(topology string, slot meta.Slot, epoch int64, not int) meta.WorkerInfo {
+	c.t.Helper()
+	var out meta.WorkerInfo
+	etcdtest.WaitFor(c.t, c.cli, c.keys.Worker(topology, slot), 60*time.Second, "worker "+slot.String()+" registered",
+		func(kv map[string]string) bool {
+			var w meta.WorkerInfo
+			if json.Unmarshal([]byte(kv[c.keys.Worker(topology, slot)]), &w) != nil {
+				return false
+			}
+			out = w
+			return w.Epoch == epoch && w.Addr != "" && w.PID != not
+		})
+	return out
+}
+
+// generation reads the topology's generation record.
+func (c *cluster) generation(topology string) meta.Generation {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.cli.Get(ctx, c.keys.Generation(topology))
+	if err != nil || len(resp.Kvs) == 0 {
+		c.t.Fatalf("no generation record of %s: %v", topology, err)
+	}
+	var g meta.Generation
+	if err := json.Unmarshal(resp.Kvs[0].Value, &g); err != nil {
+		c.t.Fatal(err)
+	}
+	return g
+}

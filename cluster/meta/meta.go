@@ -12,7 +12,8 @@
 //	assignments/<topology>                     Assignment: where it runs           leader only, fenced
 //	supervisors/<supervisor>                   SupervisorInfo                      under the supervisor's lease
 //	workers/<topology>/<supervisor>/<port>     WorkerInfo                          under the worker's lease
-//	status/<topology>                          Status: committed txid              under the worker's lease
+//	status/<topology>                          Status: committed txid              under the master's worker's lease
+//	generations/<topology>                     Generation: owner generation        by the master's worker
 //	crashes/<topology>/<supervisor>/<port>     Crash: restart counts of a slot     under the supervisor's lease
 package meta
 
@@ -81,11 +82,14 @@ func (l Layout) Worker(topology string, s Slot) string {
 func (l Layout) Statuses() string              { return l.p() + "/status/" }
 func (l Layout) Status(topology string) string { return l.Statuses() + topology }
 
-// Crashes is the prefix of every Crash; Crash the key of one.
+// Generation is the key of a topology's Generation record.
+func (l Layout) Generation(topology string) string { return l.p() + "/generations/" + topology }
+
 // Coordination is the prefix of the coordination store (etcdstore) of
 // topologies that name no other.
 func (l Layout) Coordination() string { return l.p() + "/coordination" }
 
+// Crashes is the prefix of every Crash; Crash the key of one.
 func (l Layout) Crashes() string { return l.p() + "/crashes/" }
 func (l Layout) Crash(topology string, s Slot) string {
 	return l.Crashes() + topology + "/" + s.Supervisor + "/" + strconv.Itoa(s.Port)
@@ -137,13 +141,30 @@ type Assignment struct {
 	Artifact  string         `json:"artifact"`
 	Status    TopologyStatus `json:"status"`
 	Rebalance int64          `json:"rebalance"`
-	Workers   []Worker       `json:"workers"` // sorted by slot
+	// Epoch numbers the placements of the topology: it grows whenever
+	// its slots or its artifact change, and the workers of one epoch run
+	// together (a worker of an older epoch stops, and its writes are
+	// fenced by the new epoch's owner generation). A change of Status
+	// keeps it.
+	Epoch   int64    `json:"epoch"`
+	Workers []Worker `json:"workers"` // sorted by slot
 }
 
 // Worker is one worker of an Assignment.
 type Worker struct {
 	Slot
 	Executors []string `json:"executors"`
+}
+
+// Share returns the index of slot s's worker in the assignment (its
+// share of the topology, see trident.Share), or -1.
+func (a *Assignment) Share(s Slot) int {
+	for i, w := range a.Workers {
+		if w.Slot == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // Has reports whether the assignment runs a worker in slot s.
@@ -165,11 +186,25 @@ type SupervisorInfo struct {
 
 // WorkerInfo is a live worker process.
 type WorkerInfo struct {
-	Topology string    `json:"topology"`
-	Slot     Slot      `json:"slot"`
-	PID      int       `json:"pid"`
-	Artifact string    `json:"artifact,omitempty"`
-	Started  time.Time `json:"started"`
+	Topology string `json:"topology"`
+	Slot     Slot   `json:"slot"`
+	PID      int    `json:"pid"`
+	Artifact string `json:"artifact,omitempty"`
+	Epoch    int64  `json:"epoch"`
+	// Addr is where the worker's transport server listens: the other
+	// workers of its topology dial it.
+	Addr    string    `json:"addr,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// Generation is the owner generation of a topology's workers in one
+// epoch: the worker that runs the master coordinator acquires it from the
+// coordination store once per epoch (a restart in the same epoch reuses
+// it) and the other workers run under it.
+type Generation struct {
+	Topology   string `json:"topology"`
+	Epoch      int64  `json:"epoch"`
+	Generation uint64 `json:"generation"`
 }
 
 // Status is what a topology's worker last reported.
@@ -238,4 +273,8 @@ const (
 	// ExitSuperseded: the topology was taken over by a newer worker (the
 	// coordination store fenced this one). Not a crash.
 	ExitSuperseded = 17
+	// ExitReassigned: the topology's workers were placed anew (a new
+	// epoch); the supervisor starts the slot's worker again at once if
+	// the slot is still assigned. Not a crash.
+	ExitReassigned = 18
 )

@@ -39,17 +39,15 @@ var ErrNotFound = errors.New("nimbus: no such topology")
 // ErrInvalid is wrapped by errors of bad requests.
 var ErrInvalid = errors.New("nimbus: invalid request")
 
-// ErrOneWorker is what a request for more than one worker per topology
-// gets in this version.
-var ErrOneWorker = fmt.Errorf("%w: a topology runs in one worker process in this version; the daemons do not "+
-	"split a topology's executors across worker processes yet (docs/cluster.md)", ErrInvalid)
+// MaxWorkers bounds the worker processes of one topology.
+const MaxWorkers = 1024
 
 func checkWorkers(n int) error {
 	switch {
 	case n < 0:
 		return fmt.Errorf("%w: workers must be positive, got %d", ErrInvalid, n)
-	case n > 1:
-		return fmt.Errorf("%d workers requested: %w", n, ErrOneWorker)
+	case n > MaxWorkers:
+		return fmt.Errorf("%w: %d workers requested, at most %d", ErrInvalid, n, MaxWorkers)
 	}
 	return nil
 }

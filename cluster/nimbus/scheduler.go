@@ -40,11 +40,18 @@ import (
 //     topologies deleted, through Leadership.Write: a deposed leader
 //     writes nothing.
 
-// executorsOf is the schedulable unit of a topology. In this milestone a
-// topology runs whole in one worker process, so it is one executor; the
-// per-component executors come with the worker-to-worker transport.
-func executorsOf(string) []schedule.Executor {
-	return []schedule.Executor{{Component: "topology", First: 0, Last: 0}}
+// executorsOf returns the schedulable units of a topology: one per
+// requested worker, so that the scheduler spreads them over that many
+// slots. The nimbus does not build topologies (their code runs in
+// workers only); the workers of an assignment place the executors of the
+// generated topology on themselves by a fixed rule (trident.Share), each
+// knowing its share from its slot's position in the assignment.
+func executorsOf(spec meta.Spec) []schedule.Executor {
+	out := make([]schedule.Executor, max(spec.Workers, 1))
+	for i := range out {
+		out[i] = schedule.Executor{Component: "share", First: i, Last: i}
+	}
+	return out
 }
 
 type scheduler struct {
@@ -172,6 +179,7 @@ type state struct {
 	supervisors map[string]meta.SupervisorInfo
 	workers     []meta.WorkerInfo
 	crashes     []meta.Crash
+	revision    int64 // etcd's revision when read
 }
 
 func (s *scheduler) read(ctx context.Context) (*state, error) {
@@ -181,7 +189,7 @@ func (s *scheduler) read(ctx context.Context) (*state, error) {
 		return nil, fmt.Errorf("nimbus: reading the cluster state: %w", err)
 	}
 	st := &state{specs: map[string]meta.Spec{}, assignments: map[string]meta.Assignment{}, raw: map[string]string{},
-		supervisors: map[string]meta.SupervisorInfo{}}
+		supervisors: map[string]meta.SupervisorInfo{}, revision: resp.Header.Revision}
 	for _, kv := range resp.Kvs {
 		key := string(kv.Key)
 		var err error
@@ -237,19 +245,23 @@ func (s *scheduler) pass(ctx context.Context, l *leader.Leadership) error {
 	slices.Sort(names)
 	for _, name := range names {
 		spec := st.specs[name]
-		a := toAssignment(spec, next[name])
+		var old *meta.Assignment
+		if cur, ok := st.assignments[name]; ok {
+			old = &cur
+		}
+		a := toAssignment(spec, next[name], old, st.revision+1)
 		v := meta.Encode(a)
 		if st.raw[name] == v {
 			continue
 		}
-		old := st.assignments[name]
-		s.log.Info("nimbus: assigning", "topology", name, "workers", slotsOf(&a), "was", slotsOf(&old), "status", a.Status)
+		s.log.Info("nimbus: assigning", "topology", name, "workers", slotsOf(&a), "was", slotsOf(old), "status", a.Status,
+			"epoch", a.Epoch)
 		ops = append(ops, clientv3.OpPut(s.n.keys.Assignment(name), v))
 	}
 	for name := range st.assignments {
 		if _, ok := st.specs[name]; !ok {
 			s.log.Info("nimbus: unassigning a killed topology", "topology", name)
-			ops = append(ops, clientv3.OpDelete(s.n.keys.Assignment(name)))
+			ops = append(ops, clientv3.OpDelete(s.n.keys.Assignment(name)), clientv3.OpDelete(s.n.keys.Generation(name)))
 		}
 	}
 	for len(ops) > 0 {
@@ -315,13 +327,13 @@ func buildInput(st *state, avoid map[meta.Slot]bool) schedule.Input {
 	}
 	in.Current = schedule.Assignment{}
 	for name, spec := range st.specs {
-		in.Topologies = append(in.Topologies, schedule.Topology{ID: name, Executors: executorsOf(name), Workers: max(spec.Workers, 1)})
+		in.Topologies = append(in.Topologies, schedule.Topology{ID: name, Executors: executorsOf(spec), Workers: max(spec.Workers, 1)})
 		a, ok := st.assignments[name]
 		if !ok || a.Rebalance != spec.Rebalance {
 			continue // new, or rebalanced: computed afresh
 		}
 		p := schedule.Placement{}
-		for _, e := range executorsOf(name) {
+		for _, e := range executorsOf(spec) {
 			for _, w := range a.Workers {
 				if slices.Contains(w.Executors, e.String()) {
 					p[e] = schedule.Slot{Supervisor: w.Supervisor, Port: w.Port}
@@ -333,7 +345,12 @@ func buildInput(st *state, avoid map[meta.Slot]bool) schedule.Input {
 	return in
 }
 
-func toAssignment(spec meta.Spec, p schedule.Placement) meta.Assignment {
+// toAssignment turns a topology's placement into its assignment, in the
+// epoch of old (the current assignment, nil for none) if the slots and
+// the artifact are the same, else in a new epoch: next, which must exceed
+// every epoch written before (a revision of etcd after the last write),
+// so that epochs grow across kills and submissions too.
+func toAssignment(spec meta.Spec, p schedule.Placement, old *meta.Assignment, next int64) meta.Assignment {
 	a := meta.Assignment{Topology: spec.Topology, Artifact: spec.Artifact, Status: spec.Status, Rebalance: spec.Rebalance}
 	bySlot := map[meta.Slot][]string{}
 	for e, s := range p {
@@ -350,10 +367,17 @@ func toAssignment(spec meta.Spec, p schedule.Placement) meta.Assignment {
 		}
 		return x.Port - y.Port
 	})
+	a.Epoch = next
+	if old != nil && old.Artifact == a.Artifact && slices.Equal(slotsOf(old), slotsOf(&a)) {
+		a.Epoch = old.Epoch
+	}
 	return a
 }
 
 func slotsOf(a *meta.Assignment) []string {
+	if a == nil {
+		return nil
+	}
 	var out []string
 	for _, w := range a.Workers {
 		out = append(out, w.Slot.String())

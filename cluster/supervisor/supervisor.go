@@ -19,7 +19,9 @@
 //     reported in crashes/<topology>/<id>/<port> (under the supervisor's
 //     lease) for the leader, which moves a topology off a slot that keeps
 //     failing. A worker that exits with meta.ExitSuperseded was taken over
-//     by a newer worker of its topology: not a crash;
+//     by a newer worker of its topology, and one that exits with
+//     meta.ExitReassigned stopped because its topology was placed anew
+//     (it is started again after RestartBackoff): neither is a crash;
 //   - stops a worker whose slot leaves the assignment, or whose artifact
 //     changes: SIGTERM to its process group, SIGKILL after Grace.
 //
@@ -430,6 +432,11 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 		switch {
 		case p.code == meta.ExitSuperseded:
 			log.Info("supervisor: the worker was superseded by a newer one of its topology", "pid", p.rec.PID)
+		case p.code == meta.ExitReassigned:
+			// The topology was placed anew: start the slot's worker of the
+			// new epoch after the shortest wait.
+			log.Info("supervisor: the topology's workers were reassigned; starting the slot's worker again", "pid", p.rec.PID)
+			waits.Reset()
 		default:
 			report.Crashes++
 			if uptime < s.cfg.MinUptime {

@@ -1,23 +1,35 @@
-// Package worker runs one topology in a worker process, as a supervisor
-// started it: it builds the topology from the program's registry, runs it
-// with trident's Submit (the local runtime, inside this process), and
-// reports to etcd.
+// Package worker runs one worker process of a topology, as a supervisor
+// started it: it builds the topology from the program's registry, runs its
+// share of it (trident.Topology.RunShare) and reports to etcd.
 //
-// A worker holds its own lease (workers/<topology>/<supervisor>/<port>):
-// while it lives, the leader keeps its slot even if its supervisor is
-// gone, so a supervisor's death has no effect on running workers. It
-// writes status/<topology> (the last committed txid, its owner generation)
-// under the same lease, watches its topology's assignment (a status change
-// activates or deactivates its sources; losing its slot stops it), and
-// exits with a code its supervisor reads (meta.ExitStopped,
-// meta.ExitSuperseded, 1 for a failure).
+// The leader assigns a topology a list of slots; the worker in the i-th
+// slot of the list runs share i of the topology, and the shares place the
+// executors of the generated topology on themselves by a fixed rule, so
+// the leader need not know the topology's executors (its code runs in
+// workers only). Share 0 runs the master coordinator. The workers of a
+// topology dial each other's transport servers at the addresses they
+// register (workers/<topology>/<supervisor>/<port>), so a worker that
+// restarts on a new port is found again.
 //
-// Exactly-once across workers rests on the coordination store, which must
-// be shared by every worker that may run the topology and fenced: Submit
-// acquires a new owner generation, so a worker started elsewhere after a
-// node was declared dead supersedes an old one still running behind a
-// partition; the old one's writes are rejected, its topology halts with
-// trident.ErrSuperseded, and it exits with meta.ExitSuperseded.
+// Epochs and generations: an assignment has an epoch, which grows when
+// the topology's slots or artifact change. The worker of share 0 acquires
+// an owner generation from the coordination store once per epoch and
+// records it (generations/<topology>); the other workers run under the
+// same one, and a restart within the epoch reuses it. A worker of an
+// older epoch — one behind a partition, say, whose node was declared dead
+// — is fenced: its writes are rejected, its topology halts with
+// trident.ErrSuperseded and it exits with meta.ExitSuperseded. A worker
+// that sees its epoch end exits with meta.ExitReassigned and its
+// supervisor starts the new epoch's worker.
+//
+// A worker holds its own lease: while it lives, the leader keeps its slot
+// even if its supervisor is gone, so a supervisor's death has no effect
+// on running workers. The worker of share 0 writes status/<topology> (the
+// last committed txid, its owner generation) under the same lease. A
+// status change of the assignment activates or deactivates the sources;
+// losing its slot stops the worker. It exits with a code its supervisor
+// reads (meta.ExitStopped, meta.ExitSuperseded, meta.ExitReassigned, 1 for
+// a failure).
 package worker
 
 import (
@@ -26,9 +38,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
+	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -36,14 +47,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
-	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
-	"github.com/squallstream/squall/trident/coordstore"
-	"github.com/squallstream/squall/trident/coordstore/boltstore"
 	"github.com/squallstream/squall/trident/coordstore/etcdstore"
 )
 
@@ -55,20 +61,20 @@ type Topology struct {
 	// Build returns the topology and its configuration. Config.Store is
 	// the coordination store: nil means the cluster's own etcd
 	// (trident/coordstore/etcdstore, under the cluster's prefix), shared
-	// by every machine and fenced, or under dev a bbolt store in the data
-	// directory. A Store given here must be shared and fenced too (for
-	// example cassandrastore). A Store that is an io.Closer is closed
-	// when the worker stops.
+	// by every machine and fenced. A Store given here must be shared by
+	// every worker and fenced too (for example cassandrastore). A Store
+	// that is an io.Closer is closed when the worker stops.
 	Build func(Env) (*trident.Topology, trident.Config, error)
 }
 
 // Env is what Build learns about where it runs.
 type Env struct {
-	Dev      bool      // running under `dev`: one machine, embedded etcd
-	DataDir  string    // this worker's directory (its slot's)
-	StoreDir string    // dev: where the default stores live (shared by the dev cluster's workers)
-	Slot     meta.Slot // where the worker runs
-	Logger   *slog.Logger
+	Dev     bool      // running under `dev`: one machine, embedded etcd
+	DataDir string    // this worker's directory (its slot's)
+	Slot    meta.Slot // where the worker runs
+	Share   int       // the worker's share of the topology, 0 to Shares-1; 0 runs the master coordinator
+	Shares  int       // the topology's workers in this epoch
+	Logger  *slog.Logger
 
 	closers *[]io.Closer // CloseAtStop's list; nil outside a worker
 }
@@ -88,6 +94,7 @@ const (
 	DefaultTTL            = 10 * time.Second
 	DefaultStatusInterval = 250 * time.Millisecond
 	DefaultStopTimeout    = 10 * time.Second
+	DefaultListen         = "127.0.0.1:0"
 )
 
 // Config of a worker run.
@@ -97,8 +104,10 @@ type Config struct {
 	Topology Topology // required
 	Slot     meta.Slot
 	DataDir  string
-	StoreDir string
 	Dev      bool
+	// Listen is the address of the worker's transport server, where the
+	// other workers of its topology reach it; zero means DefaultListen.
+	Listen string
 	// TTL of the worker's lease: the worker is considered gone that long
 	// after it stopped renewing it.
 	TTL time.Duration
@@ -121,8 +130,8 @@ type worker struct {
 }
 
 // Run runs the worker until ctx is done (a stop), its slot leaves the
-// assignment, or its topology halts. It returns the process's exit code
-// and, for a failure, the error.
+// assignment, its epoch ends, or its topology halts. It returns the
+// process's exit code and, for a failure, the error.
 func Run(ctx context.Context, cfg Config) (int, error) {
 	if cfg.Client == nil || cfg.Topology.Build == nil {
 		return 1, errors.New("worker: Config.Client and Config.Topology.Build are required")
@@ -130,6 +139,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	cfg.TTL = or(cfg.TTL, DefaultTTL)
 	cfg.StatusInterval = or(cfg.StatusInterval, DefaultStatusInterval)
 	cfg.StopTimeout = or(cfg.StopTimeout, DefaultStopTimeout)
+	cfg.Listen = or(cfg.Listen, DefaultListen)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -146,16 +156,24 @@ func or[T comparable](v, def T) T {
 	return v
 }
 
+// errReassigned ends a worker whose epoch ended before it ran.
+var errReassigned = errors.New("worker: the topology was reassigned")
+
 func (w *worker) run(ctx context.Context) (int, error) {
 	name := w.cfg.Topology.Name
 	a, err := w.assignment(ctx)
 	if err != nil {
 		return 1, err
 	}
-	if a == nil || !a.Has(w.cfg.Slot) {
+	share := -1
+	if a != nil {
+		share = a.Share(w.cfg.Slot)
+	}
+	if share < 0 {
 		w.log.Info("worker: the slot is not assigned this topology (any more); exiting")
 		return meta.ExitStopped, nil
 	}
+	w.log = w.log.With("epoch", a.Epoch, "share", share)
 
 	var closers []io.Closer // closed in reverse order when the worker stops
 	defer func() {
@@ -165,21 +183,26 @@ func (w *worker) run(ctx context.Context) (int, error) {
 			}
 		}
 	}()
-	tt, tcfg, err := w.cfg.Topology.Build(Env{Dev: w.cfg.Dev, DataDir: w.cfg.DataDir, StoreDir: w.cfg.StoreDir,
-		Slot: w.cfg.Slot, Logger: w.cfg.Logger, closers: &closers})
+	tt, tcfg, err := w.cfg.Topology.Build(Env{Dev: w.cfg.Dev, DataDir: w.cfg.DataDir, Slot: w.cfg.Slot,
+		Share: share, Shares: len(a.Workers), Logger: w.cfg.Logger, closers: &closers})
 	if err != nil {
 		return 1, fmt.Errorf("worker: building topology %s: %w", name, err)
 	}
 	if tcfg.Store == nil {
-		st, err := w.defaultStore(ctx)
+		st, err := etcdstore.New(w.cfg.Client, w.keys.Coordination(), etcdstore.Options{})
 		if err != nil {
-			return 1, err
+			return 1, fmt.Errorf("worker: the coordination store on etcd: %w", err)
 		}
 		tcfg.Store = st
 	}
 	if c, ok := tcfg.Store.(io.Closer); ok {
 		closers = append(closers, c)
 	}
+	ln, err := net.Listen("tcp", w.cfg.Listen)
+	if err != nil {
+		return 1, fmt.Errorf("worker: listening for the topology's other workers: %w", err)
+	}
+	closers = append(closers, closeQuietly{ln})
 
 	// The lease: the worker's liveness, under its key and its status.
 	regCtx, stopReg := context.WithCancel(context.WithoutCancel(ctx))
@@ -187,19 +210,34 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	defer wg.Wait()
 	defer stopReg()
 	info := meta.Encode(meta.WorkerInfo{Topology: name, Slot: w.cfg.Slot, PID: os.Getpid(), Artifact: a.Artifact,
-		Started: w.clk.Now().UTC()})
+		Epoch: a.Epoch, Addr: ln.Addr().String(), Started: w.clk.Now().UTC()})
 	wg.Add(1)
 	go func() { defer wg.Done(); w.register(regCtx, info) }()
 
-	tcfg.Topology.StartInactive = a.Status == meta.Inactive
-	r, err := tt.Submit(ctx, tcfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return meta.ExitStopped, nil
-		}
-		return 1, fmt.Errorf("worker: submitting topology %s: %w", name, err)
+	gen, err := w.generation(ctx, a, share, func() (uint64, error) {
+		g, err := tt.Acquire(ctx, tcfg)
+		return uint64(g), err
+	})
+	switch {
+	case errors.Is(err, errReassigned):
+		w.log.Info("worker: the topology was reassigned before this worker ran; exiting")
+		return meta.ExitReassigned, nil
+	case err != nil && ctx.Err() != nil:
+		return meta.ExitStopped, nil
+	case err != nil:
+		return 1, err
 	}
-	w.log.Info("worker: running", "generation", r.Generation(), "status", a.Status)
+	tcfg.Topology.StartInactive = a.Status == meta.Inactive
+	r, err := tt.RunShare(tcfg, w.share(a, share, gen, ln))
+	if err != nil {
+		return 1, fmt.Errorf("worker: running share %d of topology %s: %w", share, name, err)
+	}
+	w.log.Info("worker: running", "generation", gen, "status", a.Status, "addr", ln.Addr().String())
+	return w.serve(ctx, r, a, share == trident.MasterShare, gen, &wg)
+}
+
+// serve runs until the worker must stop, and stops the share.
+func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignment, master bool, gen uint64, wg *sync.WaitGroup) (int, error) {
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StopTimeout)
 		defer cancel()
@@ -207,15 +245,17 @@ func (w *worker) run(ctx context.Context) (int, error) {
 			w.log.Warn("worker: stopping the topology", "err", err)
 		}
 	}
-
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus()
-	wg.Add(1)
-	go func() { defer wg.Done(); w.writeStatus(statusCtx, r) }()
-
+	if master {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.writeStatus(statusCtx, r) }()
+	}
 	changes := make(chan *meta.Assignment, 1)
-	wg.Add(1)
-	go func() { defer wg.Done(); w.watchAssignment(statusCtx, changes) }()
+	gens := make(chan *meta.Generation, 1)
+	wg.Add(2)
+	go func() { defer wg.Done(); watchRecord(statusCtx, w, w.keys.Assignment(w.cfg.Topology.Name), changes) }()
+	go func() { defer wg.Done(); watchRecord(statusCtx, w, w.keys.Generation(w.cfg.Topology.Name), gens) }()
 	active := a.Status != meta.Inactive
 	for {
 		select {
@@ -232,200 +272,52 @@ func (w *worker) run(ctx context.Context) (int, error) {
 				w.log.Warn("worker: superseded by a newer worker of the topology; exiting", "err", herr)
 				return meta.ExitSuperseded, nil
 			}
-			return 1, fmt.Errorf("worker: topology %s halted: %w", name, herr)
-		case a := <-changes:
-			if a == nil || !a.Has(w.cfg.Slot) {
+			return 1, fmt.Errorf("worker: topology %s halted: %w", w.cfg.Topology.Name, herr)
+		case rec := <-gens:
+			if rec == nil || (rec.Epoch == a.Epoch && rec.Generation == gen) {
+				continue
+			}
+			stopStatus()
+			stop()
+			if master && rec.Epoch == a.Epoch {
+				w.log.Warn("worker: another worker took the master's share over; exiting", "generation", rec.Generation)
+				return meta.ExitSuperseded, nil
+			}
+			w.log.Info("worker: the topology's owner generation changed; starting again", "generation", rec.Generation,
+				"epoch", rec.Epoch)
+			return meta.ExitReassigned, nil
+		case next := <-changes:
+			if next == nil || !next.Has(w.cfg.Slot) {
 				w.log.Info("worker: the slot left the assignment; stopping")
 				stopStatus()
 				stop()
 				return meta.ExitStopped, nil
 			}
-			if want := a.Status != meta.Inactive; want != active {
+			if next.Epoch != a.Epoch {
+				w.log.Info("worker: the topology was reassigned; stopping this epoch's worker", "next_epoch", next.Epoch)
+				stopStatus()
+				stop()
+				return meta.ExitReassigned, nil
+			}
+			if want := next.Status != meta.Inactive; want != active {
 				active = want
 				if active {
 					r.Activate()
 				} else {
 					r.Deactivate()
 				}
-				w.log.Info("worker: status changed", "status", a.Status)
+				w.log.Info("worker: status changed", "status", next.Status)
 			}
 		}
 	}
 }
 
-// defaultStore opens the coordination store of a topology that names
-// none: under dev a bbolt store in the data directory, otherwise the
-// cluster's etcd (the store does not close the worker's client).
-func (w *worker) defaultStore(ctx context.Context) (coordstore.Store, error) {
-	if w.cfg.Dev {
-		return w.openDevStore(ctx)
-	}
-	st, err := etcdstore.New(w.cfg.Client, w.keys.Coordination(), etcdstore.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("worker: the coordination store on etcd: %w", err)
-	}
-	return st, nil
-}
+// closeQuietly closes a listener that RunShare may have closed already.
+type closeQuietly struct{ ln net.Listener }
 
-// openDevStore opens the dev mode's bbolt store, waiting while a worker
-// that is stopping still holds its lock.
-func (w *worker) openDevStore(ctx context.Context) (*boltstore.Store, error) {
-	dir := or(w.cfg.StoreDir, w.cfg.DataDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+func (c closeQuietly) Close() error {
+	if err := c.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
 	}
-	path := filepath.Join(dir, w.cfg.Topology.Name+".coord.bolt")
-	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
-	for {
-		st, err := boltstore.Open(ctx, path, boltstore.Options{})
-		if err == nil || ctx.Err() != nil {
-			return st, err
-		}
-		w.log.Info("worker: the dev store is not available yet; retrying", "path", path, "err", err)
-		t := w.clk.NewTimer(time.Duration(waits.Next()))
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
-	}
-}
-
-// assignment reads the topology's assignment (nil: none), retrying while
-// etcd is unreachable.
-func (w *worker) assignment(ctx context.Context) (*meta.Assignment, error) {
-	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
-	for {
-		a, _, err := w.readAssignment(ctx)
-		if err == nil || ctx.Err() != nil {
-			return a, err
-		}
-		w.log.Warn("worker: reading the assignment failed; retrying", "err", err)
-		t := w.clk.NewTimer(time.Duration(waits.Next()))
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
-	}
-}
-
-func (w *worker) readAssignment(ctx context.Context) (*meta.Assignment, int64, error) {
-	key := w.keys.Assignment(w.cfg.Topology.Name)
-	resp, err := w.cfg.Client.Get(ctx, key)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(resp.Kvs) == 0 {
-		return nil, resp.Header.Revision, nil
-	}
-	var a meta.Assignment
-	if err := meta.Decode(key, resp.Kvs[0].Value, &a); err != nil {
-		return nil, 0, err
-	}
-	return &a, resp.Header.Revision, nil
-}
-
-// watchAssignment sends the assignment after each change of it. While etcd
-// is unreachable it sends nothing: the worker runs on.
-func (w *worker) watchAssignment(ctx context.Context, out chan<- *meta.Assignment) {
-	key := w.keys.Assignment(w.cfg.Topology.Name)
-	for ctx.Err() == nil {
-		a, rev, err := w.readAssignment(ctx)
-		if err != nil {
-			t := w.clk.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-			case <-t.C():
-			}
-			t.Stop()
-			continue
-		}
-		select {
-		case out <- a:
-		case <-ctx.Done():
-			return
-		}
-		wctx, cancel := context.WithCancel(ctx)
-		select {
-		case <-w.cfg.Client.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(rev+1)):
-		case <-ctx.Done():
-		}
-		cancel()
-	}
-}
-
-// register keeps the worker's key under a live lease until ctx is done,
-// then revokes the lease (the key and the status vanish).
-func (w *worker) register(ctx context.Context, info string) {
-	ttl := max(1, int(math.Ceil(w.cfg.TTL.Seconds())))
-	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
-	key := w.keys.Worker(w.cfg.Topology.Name, w.cfg.Slot)
-	for ctx.Err() == nil {
-		sess, err := leader.NewSession(ctx, w.cfg.Client, ttl)
-		if err == nil {
-			if _, err = w.cfg.Client.Put(ctx, key, info, clientv3.WithLease(sess.Lease())); err != nil {
-				sess.Close()
-			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				d := time.Duration(waits.Next())
-				w.log.Warn("worker: registering failed; retrying", "err", err, "in", d)
-				t := w.clk.NewTimer(d)
-				select {
-				case <-ctx.Done():
-				case <-t.C():
-				}
-				t.Stop()
-			}
-			continue
-		}
-		waits.Reset()
-		w.mu.Lock()
-		w.sess = sess
-		w.mu.Unlock()
-		select {
-		case <-ctx.Done():
-		case <-sess.Done():
-			w.log.Warn("worker: lease lost; registering again")
-		}
-		w.mu.Lock()
-		w.sess = nil
-		w.mu.Unlock()
-		sess.Close()
-	}
-}
-
-// writeStatus writes the topology's status after commits, at most every
-// StatusInterval, until ctx is done or the topology halts.
-func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
-	key := w.keys.Status(w.cfg.Topology.Name)
-	var written state.TxID
-	var writtenLease clientv3.LeaseID
-	for ctx.Err() == nil {
-		w.mu.Lock()
-		sess := w.sess
-		w.mu.Unlock()
-		c := r.Committed()
-		if sess != nil && (c != written || sess.Lease() != writtenLease) {
-			st := meta.Status{Topology: w.cfg.Topology.Name, Slot: w.cfg.Slot, PID: os.Getpid(),
-				Generation: uint64(r.Generation()), Committed: uint64(c), Time: w.clk.Now().UTC()}
-			if _, err := w.cfg.Client.Put(ctx, key, meta.Encode(st), clientv3.WithLease(sess.Lease())); err == nil {
-				written, writtenLease = c, sess.Lease()
-			}
-		}
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := r.WaitCommitted(wctx, c+1)
-		cancel()
-		if err != nil && r.Err() != nil {
-			return
-		}
-		t := w.clk.NewTimer(w.cfg.StatusInterval)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
-	}
+	return nil
 }

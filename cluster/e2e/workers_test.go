@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/squallstream/squall/cluster/meta"
+)
+
+// TestTopologyAcrossWorkerProcesses runs wordcount in two worker processes
+// on two supervisors: the master coordinator's share writes the status,
+// and its batches need the other share (stopping that process stops the
+// commits). A restart of the other share keeps the owner generation; a
+// restart of the master's share acquires a new one, and the other share
+// follows it; a node's death moves its share to a new slot in a new
+// epoch, and the topology commits again.
+func TestTopologyAcrossWorkerProcesses(t *testing.T) {
+	c, sups, _ := start3(t)
+	if out, err := c.cmd("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	st := c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
+	a, _ := c.assignment("wordcount")
+	if len(a.Workers) != 2 || a.Workers[0].Supervisor == a.Workers[1].Supervisor {
+		t.Fatalf("assignment %+v: want two workers on two supervisors", a.Workers)
+	}
+	if share := a.Share(st.Slot); share != 0 {
+		t.Fatalf("the status comes from share %d (slot %v), want the master's share 0", share, st.Slot)
+	}
+	other := c.registered("wordcount", a.Workers[1].Slot, a.Epoch, 0)
+
+	// The batches cross: with the other share stopped, nothing commits.
+	if err := syscall.Kill(other.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // batches in flight settle
+	stalled := c.status("wordcount", 10*time.Second, "status", anyStatus)
+	time.Sleep(2 * time.Second)
+	if now := c.status("wordcount", 10*time.Second, "status", anyStatus); now.Committed > stalled.Committed+1 {
+		t.Errorf("committed %d → %d with share 1 stopped: the batches do not need it", stalled.Committed, now.Committed)
+	}
+	if err := syscall.Kill(other.PID, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	st = c.committing("wordcount", 60*time.Second, stalled.Committed, "commits once share 1 continues", anyStatus)
+
+	// Share 1 restarts in place and keeps the generation.
+	syscall.Kill(other.PID, syscall.SIGKILL)
+	other = c.registered("wordcount", other.Slot, a.Epoch, other.PID)
+	st = c.committing("wordcount", 60*time.Second, st.Committed, "commits after share 1's restart",
+		func(s meta.Status) bool { return s.PID == st.PID })
+	if st.Generation != c.generation("wordcount").Generation {
+		t.Fatalf("status generation %d, recorded %d", st.Generation, c.generation("wordcount").Generation)
+	}
+	gen := st.Generation
+
+	// The master's share restarts with a new generation; share 1 follows.
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	st = c.committing("wordcount", 60*time.Second, st.Committed, "commits after the master share's restart",
+		func(s meta.Status) bool { return s.Generation > gen })
+	if g := c.generation("wordcount"); g.Generation != st.Generation || g.Epoch != a.Epoch {
+		t.Fatalf("generation record %+v, want generation %d in epoch %d", g, st.Generation, a.Epoch)
+	}
+	other = c.registered("wordcount", other.Slot, a.Epoch, other.PID)
+
+	// A node dies: its share moves, in a new epoch.
+	id := other.Slot.Supervisor
+	sups[id].kill9(t)
+	syscall.Kill(-other.PID, syscall.SIGKILL)
+	syscall.Kill(other.PID, syscall.SIGKILL)
+	st = c.committing("wordcount", 90*time.Second, st.Committed, "commits after the node's death",
+		func(s meta.Status) bool { return s.Generation > gen })
+	a2, _ := c.assignment("wordcount")
+	if a2.Epoch <= a.Epoch || slices.ContainsFunc(a2.Workers, func(w meta.Worker) bool { return w.Supervisor == id }) {
+		t.Fatalf("assignment %+v (epoch %d, was %d) still on the dead supervisor %s or in the old epoch", a2.Workers, a2.Epoch, a.Epoch, id)
+	}
+	if g := c.generation("wordcount"); g.Epoch != a2.Epoch {
+		t.Fatalf("generation record %+v is not of the new epoch %d", g, a2.Epoch)
+	}
+}

@@ -1,0 +1,161 @@
+package worker
+
+import (
+	"context"
+	"math"
+	"os"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/squallstream/squall/cluster/leader"
+	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/backoff"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident"
+)
+
+// assignment reads the topology's assignment (nil: none), retrying while
+// etcd is unreachable.
+func (w *worker) assignment(ctx context.Context) (*meta.Assignment, error) {
+	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
+	for {
+		a, _, err := w.readAssignment(ctx)
+		if err == nil || ctx.Err() != nil {
+			return a, err
+		}
+		w.log.Warn("worker: reading the assignment failed; retrying", "err", err)
+		t := w.clk.NewTimer(time.Duration(waits.Next()))
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
+
+func (w *worker) readAssignment(ctx context.Context) (*meta.Assignment, int64, error) {
+	a, _, rev, err := readRecord[meta.Assignment](ctx, w.cfg.Client, w.keys.Assignment(w.cfg.Topology.Name))
+	return a, rev, err
+}
+
+// readRecord reads the record at key: nil if there is none, its
+// modification revision, and the store's revision.
+func readRecord[T any](ctx context.Context, cli *clientv3.Client, key string) (*T, int64, int64, error) {
+	resp, err := cli.Get(ctx, key)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, 0, resp.Header.Revision, nil
+	}
+	var v T
+	if err := meta.Decode(key, resp.Kvs[0].Value, &v); err != nil {
+		return nil, 0, 0, err
+	}
+	return &v, resp.Kvs[0].ModRevision, resp.Header.Revision, nil
+}
+
+// watchRecord sends the record at key (nil for none) now and after each
+// change of it, until ctx is done. While etcd is unreachable it sends
+// nothing: the worker runs on.
+func watchRecord[T any](ctx context.Context, w *worker, key string, out chan<- *T) {
+	for ctx.Err() == nil {
+		v, _, rev, err := readRecord[T](ctx, w.cfg.Client, key)
+		if err != nil {
+			t := w.clk.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+			case <-t.C():
+			}
+			t.Stop()
+			continue
+		}
+		select {
+		case out <- v:
+		case <-ctx.Done():
+			return
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		select {
+		case <-w.cfg.Client.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(rev+1)):
+		case <-ctx.Done():
+		}
+		cancel()
+	}
+}
+
+// register keeps the worker's key under a live lease until ctx is done,
+// then revokes the lease (the key and the status vanish).
+func (w *worker) register(ctx context.Context, info string) {
+	ttl := max(1, int(math.Ceil(w.cfg.TTL.Seconds())))
+	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
+	key := w.keys.Worker(w.cfg.Topology.Name, w.cfg.Slot)
+	for ctx.Err() == nil {
+		sess, err := leader.NewSession(ctx, w.cfg.Client, ttl)
+		if err == nil {
+			if _, err = w.cfg.Client.Put(ctx, key, info, clientv3.WithLease(sess.Lease())); err != nil {
+				sess.Close()
+			}
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				d := time.Duration(waits.Next())
+				w.log.Warn("worker: registering failed; retrying", "err", err, "in", d)
+				t := w.clk.NewTimer(d)
+				select {
+				case <-ctx.Done():
+				case <-t.C():
+				}
+				t.Stop()
+			}
+			continue
+		}
+		waits.Reset()
+		w.mu.Lock()
+		w.sess = sess
+		w.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-sess.Done():
+			w.log.Warn("worker: lease lost; registering again")
+		}
+		w.mu.Lock()
+		w.sess = nil
+		w.mu.Unlock()
+		sess.Close()
+	}
+}
+
+// writeStatus writes the topology's status after commits, at most every
+// StatusInterval, until ctx is done or the topology halts.
+func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
+	key := w.keys.Status(w.cfg.Topology.Name)
+	var written state.TxID
+	var writtenLease clientv3.LeaseID
+	for ctx.Err() == nil {
+		w.mu.Lock()
+		sess := w.sess
+		w.mu.Unlock()
+		c := r.Committed()
+		if sess != nil && (c != written || sess.Lease() != writtenLease) {
+			st := meta.Status{Topology: w.cfg.Topology.Name, Slot: w.cfg.Slot, PID: os.Getpid(),
+				Generation: uint64(r.Generation()), Committed: uint64(c), Time: w.clk.Now().UTC()}
+			if _, err := w.cfg.Client.Put(ctx, key, meta.Encode(st), clientv3.WithLease(sess.Lease())); err == nil {
+				written, writtenLease = c, sess.Lease()
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := r.WaitCommitted(wctx, c+1)
+		cancel()
+		if err != nil && r.Err() != nil {
+			return
+		}
+		t := w.clk.NewTimer(w.cfg.StatusInterval)
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
