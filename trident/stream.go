@@ -2,6 +2,7 @@ package trident
 
 import (
 	"fmt"
+	"github.com/squallstream/squall/transport"
 	"slices"
 
 	"github.com/squallstream/squall/trident/internal/plan"
@@ -13,6 +14,7 @@ type Topology struct {
 	name    string
 	nodes   []*node
 	sources []*node
+	types   []func(*transport.Types) error // ValueType's registrations
 	errs    []error
 }
 

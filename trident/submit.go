@@ -122,7 +122,7 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	r.plan = plan.New(r.graph)
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
 		return newStageTask(r.plan, s, t.nodes, cfg)
-	}}
+	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
 		src := n.source()
 		spec.Sources = append(spec.Sources, runtime.Source{ID: src.id, NewAllocator: src.allocator, NewExecutor: src.executor})

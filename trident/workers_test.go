@@ -2,6 +2,7 @@ package trident
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net"
 	"strings"
@@ -183,5 +184,23 @@ func TestRunShareRefusesBadShares(t *testing.T) {
 	}
 	if _, err := tt.Acquire(context.Background(), Config{}); err == nil {
 		t.Error("Acquire without a store succeeded")
+	}
+}
+
+// TestValueTypeDeclarations: ids below MinValueTypeID and ids declared
+// twice are refused with the topology's other mistakes.
+func TestValueTypeDeclarations(t *testing.T) {
+	type point struct{ X, Y int }
+	tt := wordCount(newFixed(1, sentences...), OpaqueMemory[int64]("counts"), 1)
+	JSONValueType[point](tt, MinValueTypeID-1)
+	if _, err := tt.Submit(context.Background(), Config{}); err == nil || !strings.Contains(err.Error(), "Trident's own") {
+		t.Fatalf("Submit with a reserved id: %v", err)
+	}
+	tt = wordCount(newFixed(1, sentences...), OpaqueMemory[int64]("counts"), 1)
+	JSONValueType[point](tt, MinValueTypeID)
+	JSONValueType[[]point](tt, MinValueTypeID)
+	_, err := tt.RunShare(Config{Store: coordstore.NewMemory()}, Share{Count: 1, Generation: 1})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is taken by") {
+		t.Fatalf("RunShare with an id declared twice: %v", err)
 	}
 }

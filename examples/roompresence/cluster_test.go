@@ -38,8 +38,8 @@ const clusterTTL = 3 * time.Second
 // of the example's own binary (two nimbuses and three supervisors on the
 // real three-member etcd, its workers reading real Kafka and writing real
 // Cassandra, coordinated through etcd) and, while the topology consumes
-// the events written in parts, kills with SIGKILL a worker (restarted in
-// place), the leader nimbus (the standby leads, the assignment and the
+// the events written in parts, kills with SIGKILL each of its two
+// workers (restarted in place), the leader nimbus (the standby leads, the assignment and the
 // worker untouched), the worker's supervisor (the worker runs on; the
 // restarted supervisor adopts it) and a whole node, supervisor and worker
 // (reassigned to another supervisor). Each worker also injects a few
@@ -82,7 +82,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	for i, id := range []string{"sA", "sB", "sC"} {
 		c.supervisor(id, t.TempDir(), 6700+100*i)
 	}
-	if out, err := c.run("cluster", "submit", "roompresence", "--timeout", "90s"); err != nil {
+	if out, err := c.run("cluster", "submit", "roompresence", "--workers", "2", "--timeout", "90s"); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 
@@ -129,10 +129,24 @@ func TestClusterThroughFaults(t *testing.T) {
 		t.Logf("%d records written; %d of %d committed when %s", produced, total, sum, what)
 	}
 
-	// 1. A worker: restarted in place, with a newer generation.
-	write("killing the worker")
+	// 1. The workers: the second share's, then the master's; each is
+	// restarted in place, the master's with a newer generation.
+	write("killing the second share's worker")
 	st := c.status(60*time.Second, "a worker's status", func(meta.Status) bool { return true })
-	_, rev := c.assignment()
+	a, rev := c.assignment()
+	if len(a.Workers) != 2 || a.Share(st.Slot) != 0 {
+		t.Fatalf("assignment %+v, status from %v: want two workers, the status from share 0", a.Workers, st.Slot)
+	}
+	second := c.worker(a.Workers[1].Slot)
+	if err := syscall.Kill(second.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(90*time.Second, "the second share restarted", func() bool {
+		w := c.worker(second.Slot)
+		return w.PID != 0 && w.PID != second.PID
+	})
+	write("killing the master's worker")
+	st = c.status(60*time.Second, "a worker's status", func(s meta.Status) bool { return s.Committed > st.Committed })
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -442,6 +456,15 @@ func (c *rpCluster) status(timeout time.Duration, what string, cond func(meta.St
 		return cond(s)
 	})
 	return st
+}
+
+// worker reads the registration of the worker of slot (zero if none).
+func (c *rpCluster) worker(slot meta.Slot) meta.WorkerInfo {
+	var w meta.WorkerInfo
+	if resp := c.get(c.keys.Worker("roompresence", slot)); resp != nil && len(resp.Kvs) == 1 {
+		json.Unmarshal(resp.Kvs[0].Value, &w)
+	}
+	return w
 }
 
 // assignment reads the topology's assignment and its mod revision.

@@ -52,6 +52,11 @@ type pipeline struct {
 //	        └─ ENTER events ─ one entry in their hour ─────────────────────────────────────────────┴─ Merge ─ GroupBy(room, hour) ─ PersistentAggregate(room_timelines, opaque)
 func (p pipeline) build(t *trident.Topology, events *trident.Stream) *trident.State[state.MapState[room.Timeline]] {
 	tasks := max(p.tasks, 1)
+	// The values that cross worker processes when the topology runs
+	// across several (the cluster command with --workers above 1).
+	trident.JSONValueType[room.Event](t, trident.MinValueTypeID)
+	trident.JSONValueType[room.Period](t, trident.MinValueTypeID+1)
+	trident.JSONValueType[room.Timeline](t, trident.MinValueTypeID+2)
 	periods := trident.PartitionPersist(events.PartitionBy(fieldVisit).Parallelism(tasks),
 		func(context.Context, int, int) (*presenceState, error) { return &presenceState{p.presence}, nil },
 		trident.Fields{fieldEvent}, trident.StateUpdater[*presenceState](presenceUpdater{p.faults}), fieldPeriod).NewValuesStream()

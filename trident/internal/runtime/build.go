@@ -24,7 +24,13 @@ const (
 // if the topology builder refuses the result.
 func Build(spec Spec, cfg Config, st *Status) (*topology.Topology, error) {
 	b := topology.NewBuilder()
-	b.ValueTypes(valueTypes()) // attempts and announcements cross workers in cluster mode
+	types := valueTypes() // attempts and announcements cross workers in cluster mode
+	if spec.ValueTypes != nil {
+		if err := spec.ValueTypes(types); err != nil {
+			return nil, err
+		}
+	}
+	b.ValueTypes(types)
 	ms := b.Spout(MasterComponent, func() topology.Spout {
 		return &master{name: spec.Name, sourceSpecs: spec.Sources, cfg: cfg, store: cfg.Store, status: st}
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/transport"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/spout"
@@ -21,7 +22,17 @@ type Spec struct {
 	// NewProcessor returns a processor for one task of stage s; it is
 	// called again for every task a worker (re)starts.
 	NewProcessor func(s *plan.Stage) Processor
+
+	// ValueTypes, if not nil, registers the types of the values the
+	// stages emit beyond the transport's built-in set and the runtime's
+	// own (extension ids from MinUserExtID), for cluster mode.
+	ValueTypes func(*transport.Types) error
 }
+
+// MinUserExtID is the smallest transport extension id left to the
+// topology's own value types (Spec.ValueTypes): smaller ones are the
+// runtime's.
+const MinUserExtID = transport.MinExtID + 16
 
 // Source is a stream's source, as the runtime opens it.
 type Source struct {
