@@ -2,6 +2,8 @@ package trident
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/transport"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
@@ -174,4 +177,32 @@ func placeShares(topo *topology.Topology, ackers, count int) map[topology.TaskID
 		}
 	}
 	return out
+}
+
+// PlanDigest identifies the generated topology that runs t with cfg: its
+// stages, operations' fields and groupings, components and tasks. The
+// shares of a run must agree on it; a worker that built a different
+// topology (code or configuration that differs between processes) would
+// place executors differently.
+func (t *Topology) PlanDigest(cfg Config) (string, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return "", err
+	}
+	if err := t.check(); err != nil {
+		return "", err
+	}
+	if cfg.Store == nil {
+		cfg.Store = coordstore.NewMemory() // not used: nothing runs
+	}
+	topo, r, err := t.generate(&cfg, coordstore.Fence{Owner: t.name})
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", t.name, plan.Print(r.plan))
+	for task, component := range topo.TaskComponents(cfg.Topology.Ackers) {
+		fmt.Fprintf(h, "%d %s\n", task, component)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

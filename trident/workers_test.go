@@ -204,3 +204,24 @@ func TestValueTypeDeclarations(t *testing.T) {
 		t.Fatalf("RunShare with an id declared twice: %v", err)
 	}
 }
+
+// TestPlanDigest: the same declaration gives the same digest; another
+// parallelism or acker count gives another.
+func TestPlanDigest(t *testing.T) {
+	digest := func(parallelism, ackers int) string {
+		t.Helper()
+		cfg := Config{}
+		cfg.Topology.Ackers = ackers
+		d, err := wordCount(newFixed(1, sentences...), OpaqueMemory[int64]("counts"), parallelism).PlanDigest(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if digest(2, 1) != digest(2, 1) {
+		t.Fatal("two digests of one declaration differ")
+	}
+	if digest(2, 1) == digest(3, 1) || digest(2, 1) == digest(2, 2) {
+		t.Fatal("the digest ignores the parallelism or the ackers")
+	}
+}

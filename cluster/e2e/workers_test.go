@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,5 +81,28 @@ func TestTopologyAcrossWorkerProcesses(t *testing.T) {
 	}
 	if g := c.generation("wordcount"); g.Epoch != a2.Epoch {
 		t.Fatalf("generation record %+v is not of the new epoch %d", g, a2.Epoch)
+	}
+}
+
+// TestWorkersThatBuildAnotherTopologyRefuseToRun: a worker whose Build
+// gives another plan than share 0's exits with an error naming the
+// mismatch, rather than placing executors its peers do not expect.
+func TestWorkersThatBuildAnotherTopologyRefuseToRun(t *testing.T) {
+	c, _, dirs := start3(t, "TESTPROG_WIDE_ON=sB")
+	if out, err := c.cmd("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	if err := eventually(60*time.Second, func() bool {
+		for _, d := range dirs {
+			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.log"))
+			for _, l := range logs {
+				if b, _ := os.ReadFile(l); strings.Contains(string(b), "built another topology than share 0") {
+					return true
+				}
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatal("no worker reported the plan mismatch")
 	}
 }

@@ -205,6 +205,10 @@ type Generation struct {
 	Topology   string `json:"topology"`
 	Epoch      int64  `json:"epoch"`
 	Generation uint64 `json:"generation"`
+	// Plan is the digest of the topology share 0 built
+	// (trident.Topology.PlanDigest); the other shares must have built the
+	// same.
+	Plan string `json:"plan"`
 }
 
 // Status is what a topology's worker last reported.

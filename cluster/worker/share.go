@@ -20,7 +20,7 @@ import (
 // that it fences any other process still running the master, and records
 // it for the epoch; the others wait for the epoch's record. It returns
 // errReassigned when a newer epoch has begun.
-func (w *worker) generation(ctx context.Context, a *meta.Assignment, share int, acquire func() (uint64, error)) (uint64, error) {
+func (w *worker) generation(ctx context.Context, a *meta.Assignment, share int, plan string, acquire func() (uint64, error)) (uint64, error) {
 	key := w.keys.Generation(w.cfg.Topology.Name)
 	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(2*time.Second))}
 	for ctx.Err() == nil {
@@ -37,7 +37,7 @@ func (w *worker) generation(ctx context.Context, a *meta.Assignment, share int, 
 				if gen, err = acquire(); err != nil {
 					return 0, err
 				}
-				next := meta.Generation{Topology: w.cfg.Topology.Name, Epoch: a.Epoch, Generation: gen}
+				next := meta.Generation{Topology: w.cfg.Topology.Name, Epoch: a.Epoch, Generation: gen, Plan: plan}
 				var resp *clientv3.TxnResponse
 				resp, err = w.cfg.Client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
 					Then(clientv3.OpPut(key, meta.Encode(next))).Commit()
@@ -48,6 +48,9 @@ func (w *worker) generation(ctx context.Context, a *meta.Assignment, share int, 
 				if err == nil {
 					continue // a newer record was written meanwhile: read it
 				}
+			case rec.Epoch == a.Epoch && rec.Plan != plan:
+				return 0, fmt.Errorf("worker: share %d built another topology than share 0 (plan %.12s, not %.12s): "+
+					"every worker must build the same topology (same code, same configuration)", share, plan, rec.Plan)
 			case rec.Epoch == a.Epoch:
 				return rec.Generation, nil
 			default:

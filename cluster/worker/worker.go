@@ -214,7 +214,11 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	wg.Add(1)
 	go func() { defer wg.Done(); w.register(regCtx, info) }()
 
-	gen, err := w.generation(ctx, a, share, func() (uint64, error) {
+	plan, err := tt.PlanDigest(tcfg)
+	if err != nil {
+		return 1, fmt.Errorf("worker: planning topology %s: %w", name, err)
+	}
+	gen, err := w.generation(ctx, a, share, plan, func() (uint64, error) {
 		g, err := tt.Acquire(ctx, tcfg)
 		return uint64(g), err
 	})

@@ -4,7 +4,9 @@
 //
 // Its coordination store is the default: the cluster's etcd (under dev, a
 // bbolt file in the data directory). The "flaky" topology fails to build on the supervisor named by
-// $TESTPROG_FAIL_ON, so that its workers there never start.
+// $TESTPROG_FAIL_ON, so that its workers there never start; on the
+// supervisor named by $TESTPROG_WIDE_ON, "wordcount" is built with another
+// parallelism (a worker that builds another topology than its peers).
 package main
 
 import (
@@ -43,7 +45,11 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 			}
 			return nil
 		})
-		trident.PersistentAggregate(sentences.Each(trident.Fields{"sentence"}, split, "word").GroupBy("word"),
+		words := sentences.Each(trident.Fields{"sentence"}, split, "word")
+		if env.Slot.Supervisor == os.Getenv("TESTPROG_WIDE_ON") {
+			words = words.Parallelism(3)
+		}
+		trident.PersistentAggregate(words.GroupBy("word"),
 			trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
 		// The worker closes this when it stops: the process tests check
 		// the file it leaves (Env.CloseAtStop).
