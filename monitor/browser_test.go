@@ -1,0 +1,158 @@
+package monitor_test
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/squallstream/squall/monitor"
+	"github.com/squallstream/squall/state"
+)
+
+// The browser test drives a real headless Chromium (Debian's chromium
+// package; scripts/install-chromium.sh installs it) against the UI of a
+// running word count. $SQUALL_CHROMIUM names the browser binary; without
+// it the test looks for chromium, then chromium-browser, on PATH. Missing,
+// the test fails when $CI holds a true value (true, 1, ...), as the
+// integration tests do, and skips elsewhere.
+//
+// It saves screenshots in t.ArtifactDir(): run with
+// `go test -run TestBrowser -artifacts -outputdir DIR ./monitor` to keep
+// them (docs/operations.md shows one).
+
+// chromium returns the browser binary, or fails or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	names := []string{"chromium", "chromium-browser"}
+	if c := os.Getenv("SQUALL_CHROMIUM"); c != "" {
+		names = []string{c}
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	msg := "no headless browser: install Debian's chromium (scripts/install-chromium.sh) or set SQUALL_CHROMIUM"
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// browser runs one headless Chromium on a page.
+type browser struct {
+	t       *testing.T
+	bin     string
+	profile string // a fresh user-data directory
+}
+
+func newBrowser(t *testing.T) *browser {
+	return &browser{t: t, bin: chromium(t), profile: t.TempDir()}
+}
+
+// run starts the browser with args and the page, and returns its output.
+// Each run is a separate process that exits when the page is done.
+func (b *browser) run(ctx context.Context, page string, args ...string) []byte {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	all := append([]string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--no-default-browser-check", "--disable-extensions",
+		"--user-data-dir=" + b.profile, "--hide-scrollbars",
+	}, args...)
+	cmd := exec.CommandContext(ctx, b.bin, append(all, page)...)
+	cmd.WaitDelay = 10 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.t.Fatalf("%s %v: %v\n%s", b.bin, args, err, stderr.Bytes())
+	}
+	return out
+}
+
+// dom loads page and returns the DOM after its scripts ran.
+func (b *browser) dom(ctx context.Context, page string) string {
+	b.t.Helper()
+	return string(b.run(ctx, page, "--dump-dom"))
+}
+
+// screenshot saves a PNG of page in file and checks it decodes.
+func (b *browser) screenshot(ctx context.Context, page, file string, width, height int) {
+	b.t.Helper()
+	b.run(ctx, page, "--screenshot="+file, "--window-size="+strconv.Itoa(width)+","+strconv.Itoa(height))
+	f, err := os.Open(file)
+	if err != nil {
+		b.t.Fatalf("the screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		b.t.Fatalf("the screenshot %s: %v", file, err)
+	}
+	if s := img.Bounds().Size(); s.X != width || s.Y != height {
+		b.t.Fatalf("the screenshot is %v, want %dx%d", s, width, height)
+	}
+}
+
+// counter finds the figure a page shows in the row headed th.
+func counter(t *testing.T, dom, th string) uint64 {
+	t.Helper()
+	re := regexp.MustCompile(`<th>` + regexp.QuoteMeta(th) + `</th><td>(\d+)`)
+	m := re.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the page shows no %q:\n%s", th, dom)
+	}
+	n, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestBrowser(t *testing.T) {
+	b := newBrowser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := wordCount(t, ctx, "wordcount", nil, 0)
+	reg := monitor.NewRegistry()
+	if err := reg.Add(r, monitor.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, reg, monitor.Config{})
+	if err := r.WaitCommitted(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	page := ts.URL + "/ui/topologies/" + url.PathEscape(r.Name())
+
+	first := b.dom(ctx, page)
+	for _, want := range []string{"<h1>wordcount", "Components", "$master"} {
+		if !bytes.Contains([]byte(first), []byte(want)) {
+			t.Fatalf("the page lacks %q:\n%s", want, first)
+		}
+	}
+	txid1, batches1 := counter(t, first, "committed txid"), counter(t, first, "batches committed")
+	if err := r.WaitCommitted(ctx, state.TxID(txid1+2)); err != nil {
+		t.Fatal(err)
+	}
+	second := b.dom(ctx, page)
+	txid2, batches2 := counter(t, second, "committed txid"), counter(t, second, "batches committed")
+	if txid2 <= txid1 || batches2 <= batches1 {
+		t.Fatalf("the counters did not move between two loads: committed txid %d then %d, batches %d then %d",
+			txid1, txid2, batches1, batches2)
+	}
+
+	shot := filepath.Join(t.ArtifactDir(), "topology.png")
+	b.screenshot(ctx, page, shot, 1280, 1000)
+	t.Logf("screenshot: %s", shot)
+}
