@@ -3,6 +3,8 @@ package monitor_test
 import (
 	"bytes"
 	"context"
+	"image"
+	"image/color"
 	"image/png"
 	"net/url"
 	"os"
@@ -87,8 +89,8 @@ func (b *browser) dom(ctx context.Context, page string) string {
 	return string(b.run(ctx, page, "--dump-dom"))
 }
 
-// screenshot saves a PNG of page in file and checks it decodes.
-func (b *browser) screenshot(ctx context.Context, page, file string, width, height int) {
+// screenshot saves a PNG of page in file and returns it decoded.
+func (b *browser) screenshot(ctx context.Context, page, file string, width, height int) image.Image {
 	b.t.Helper()
 	b.run(ctx, page, "--screenshot="+file, "--window-size="+strconv.Itoa(width)+","+strconv.Itoa(height))
 	f, err := os.Open(file)
@@ -103,6 +105,21 @@ func (b *browser) screenshot(ctx context.Context, page, file string, width, heig
 	if s := img.Bounds().Size(); s.X != width || s.Y != height {
 		b.t.Fatalf("the screenshot is %v, want %dx%d", s, width, height)
 	}
+	return img
+}
+
+// pixels counts the pixels of img in colour c.
+func pixels(img image.Image, c color.RGBA) int {
+	n := 0
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == c {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // counter finds the figure a page shows in the row headed th.
@@ -136,7 +153,9 @@ func TestBrowser(t *testing.T) {
 	page := ts.URL + "/ui/topologies/" + url.PathEscape(r.Name())
 
 	first := b.dom(ctx, page)
-	for _, want := range []string{"<h1>wordcount", "Components", "$master"} {
+	for _, want := range []string{"<h1>wordcount", "Components", "$master",
+		`<svg xmlns="http://www.w3.org/2000/svg" class="topology-graph"`,
+		`<text class="name" `, ">$master</text>", ">spout-sentences</text>", ">b-1</text>", `marker-end="url(#arrow)"`} {
 		if !bytes.Contains([]byte(first), []byte(want)) {
 			t.Fatalf("the page lacks %q:\n%s", want, first)
 		}
@@ -153,6 +172,13 @@ func TestBrowser(t *testing.T) {
 	}
 
 	shot := filepath.Join(t.ArtifactDir(), "topology.png")
-	b.screenshot(ctx, page, shot, 1280, 1000)
+	img := b.screenshot(ctx, page, shot, 1280, 1000)
 	t.Logf("screenshot: %s", shot)
+	// The graph is drawn: the boxes' fills (svgStyle in graph.go) cover
+	// most of their 120x46 pixels at least, text aside: one spout box
+	// ($master) and two bolt boxes.
+	spouts, bolts := pixels(img, color.RGBA{0xea, 0xf6, 0xec, 0xff}), pixels(img, color.RGBA{0xee, 0xf3, 0xfb, 0xff})
+	if spouts < 3000 || bolts < 2*3000 {
+		t.Fatalf("the graph is not drawn in the screenshot: %d spout and %d bolt pixels", spouts, bolts)
+	}
 }

@@ -95,6 +95,7 @@ type Registry struct {
 type entry struct {
 	t       Topology
 	batches Batches // nil for a tuple-level topology
+	graph   Grapher // nil if the topology cannot tell its graph
 	opts    Options
 	added   time.Time
 
@@ -127,6 +128,7 @@ func (g *Registry) Add(t Topology, o Options) error {
 	}
 	e := &entry{t: t, opts: o, added: g.now()}
 	e.batches, _ = t.(Batches)
+	e.graph, _ = t.(Grapher)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, dup := g.entries[name]; dup {

@@ -114,7 +114,8 @@ func (u *ui) indexPartial(w http.ResponseWriter, _ *http.Request) {
 type topologyData struct {
 	Title  string
 	T      TopologyDetail
-	Recent []ErrorView // newest first
+	Recent []ErrorView   // newest first
+	Graph  template.HTML // the SVG drawing of T.Graph; empty without one
 }
 
 func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData, bool) {
@@ -128,6 +129,12 @@ func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData,
 	d.Recent = slices.Clone(d.T.Errors)
 	slices.Reverse(d.Recent)
 	d.Recent = d.Recent[:min(len(d.Recent), recentErrors)]
+	g, err := e.graphHTML(d.T.Components)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return topologyData{}, false
+	}
+	d.Graph = g
 	return d, true
 }
 

@@ -76,6 +76,9 @@ type TopologyDetail struct {
 	// Lag is the lag of the source partitions, sorted by partition; null
 	// when the topology was registered without a LagSource.
 	Lag []PartitionLag `json:"lag"`
+	// Graph is the topology's components and streams; null when the
+	// topology cannot tell them (it does not implement Grapher).
+	Graph *GraphView `json:"graph"`
 }
 
 // WorkerView is the supervisor's view of the process's worker.
@@ -185,6 +188,9 @@ func (e *entry) detail() TopologyDetail {
 	}
 	if e.opts.Lag != nil {
 		d.Lag = sortedLag(e.opts.Lag.Lag())
+	}
+	if e.graph != nil {
+		d.Graph = graphView(e.graph.Graph())
 	}
 	return d
 }
