@@ -153,7 +153,7 @@ func TestBrowser(t *testing.T) {
 	page := ts.URL + "/ui/topologies/" + url.PathEscape(r.Name())
 
 	first := b.dom(ctx, page)
-	for _, want := range []string{"<h1>wordcount", "Components", "$master",
+	for _, want := range []string{"<h1>wordcount", "Components", "$master", "Counters over time", "<td>10m</td>",
 		`<svg xmlns="http://www.w3.org/2000/svg" class="topology-graph"`,
 		`<text class="name" `, ">$master</text>", ">spout-sentences</text>", ">b-1</text>", `marker-end="url(#arrow)"`} {
 		if !bytes.Contains([]byte(first), []byte(want)) {

@@ -22,9 +22,13 @@
 // trees, activation and stop); Batches, found by type assertion, is what
 // a *trident.Running adds (committed txid, failed attempts, dead letters,
 // quarantined values, batch latency, owner generation, halting). Kafka
-// lag comes from an optional LagSource given with the topology. Nothing is
-// sampled in the background: every request and every scrape reads the
-// figures as they are then.
+// lag comes from an optional LagSource given with the topology. Every
+// request and every scrape reads the figures as they are then; the only
+// thing kept in the background are periodic snapshots of the cumulative
+// counters (Registry.Sample, run by Start's server every 10 seconds), from
+// which the windowed figures (the growth over the last 10 minutes, 3 hours
+// and day) are computed. The layout of the topology graph and the
+// windows are pure functions with thin shells around them.
 //
 // # Security
 //

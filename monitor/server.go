@@ -48,6 +48,12 @@ type Config struct {
 	// Logger receives the server's log lines (actions taken, serve
 	// errors). Nil means none.
 	Logger *slog.Logger
+
+	// SampleInterval is how often Start's server records the counters of
+	// the registry's topologies for the windowed figures
+	// (Registry.Sample). Zero means DefaultSampleInterval. A server built
+	// with NewServer samples nothing: run Registry.SampleEvery.
+	SampleInterval time.Duration
 }
 
 // ErrTokenRequired is returned for a non-loopback Addr without a Token.
@@ -65,6 +71,9 @@ func (c Config) Validate() error {
 	if c.StopTimeout < 0 {
 		return fmt.Errorf("%w: StopTimeout %v is negative", ErrInvalid, c.StopTimeout)
 	}
+	if c.SampleInterval < 0 {
+		return fmt.Errorf("%w: SampleInterval %v is negative", ErrInvalid, c.SampleInterval)
+	}
 	if c.Token == "" && !isLoopback(c.Addr) {
 		return fmt.Errorf("%w: Addr %q", ErrTokenRequired, c.Addr)
 	}
@@ -77,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StopTimeout == 0 {
 		c.StopTimeout = DefaultStopTimeout
+	}
+	if c.SampleInterval == 0 {
+		c.SampleInterval = DefaultSampleInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -111,6 +123,9 @@ type Server struct {
 	http     *http.Server
 	done     chan struct{} // closed when the serving goroutine returns
 	serveErr error         // valid after done
+
+	stopSampling context.CancelFunc
+	sampled      chan struct{} // closed when the sampling goroutine returns
 }
 
 // NewServer checks cfg and builds the server's handler; it does not
@@ -171,6 +186,12 @@ func Start(reg *Registry, cfg Config) (*Server, error) {
 			s.cfg.Logger.Error("monitor: serving stopped", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSampling, s.sampled = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sampled)
+		s.reg.SampleEvery(ctx, s.cfg.SampleInterval)
+	}()
 	s.cfg.Logger.Info("monitor: serving", "addr", ln.Addr().String())
 	return s, nil
 }
@@ -192,15 +213,17 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Close stops the server: it stops accepting connections, waits for the
-// requests in progress until ctx is done, then closes the remaining
-// connections and waits for the serving goroutine. It returns the error
+// Close stops the server: it stops sampling and accepting connections,
+// waits for the requests in progress until ctx is done, then closes the
+// remaining connections and waits for the serving goroutine. It returns the error
 // that stopped serving, if any, or ctx's error if requests were cut off.
 // A server built with NewServer has nothing to close.
 func (s *Server) Close(ctx context.Context) error {
 	if s.http == nil {
 		return nil
 	}
+	s.stopSampling()
+	<-s.sampled
 	err := s.http.Shutdown(ctx)
 	if err != nil {
 		_ = s.http.Close()

@@ -37,6 +37,9 @@ var uiFuncs = template.FuncMap{
 	"secs": func(s float64) string {
 		return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 	},
+	"span": func(s float64) string {
+		return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	},
 	"ts": func(t time.Time) string {
 		if t.IsZero() {
 			return "—"
