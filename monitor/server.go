@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // DefaultAddr is where the server listens when Config.Addr is empty: the
@@ -49,6 +51,17 @@ type Config struct {
 	// errors). Nil means none.
 	Logger *slog.Logger
 
+	// LogFile is the JSON log file (as logfile.Writer writes it, one
+	// slog.JSONHandler record a line) that GET /api/v1/logs and the UI's
+	// log viewer read, with its rotated files LogFile.1, LogFile.2, ...
+	// Empty means no log viewer.
+	LogFile string
+
+	// LogFiles is how many files of the log the viewer searches, LogFile
+	// included; zero means logfile.DefaultMaxFiles (what a Writer keeps
+	// by default).
+	LogFiles int
+
 	// SampleInterval is how often Start's server records the counters of
 	// the registry's topologies for the windowed figures
 	// (Registry.Sample). Zero means DefaultSampleInterval. A server built
@@ -71,6 +84,9 @@ func (c Config) Validate() error {
 	if c.StopTimeout < 0 {
 		return fmt.Errorf("%w: StopTimeout %v is negative", ErrInvalid, c.StopTimeout)
 	}
+	if c.LogFiles < 0 {
+		return fmt.Errorf("%w: LogFiles %d is negative", ErrInvalid, c.LogFiles)
+	}
 	if c.SampleInterval < 0 {
 		return fmt.Errorf("%w: SampleInterval %v is negative", ErrInvalid, c.SampleInterval)
 	}
@@ -89,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SampleInterval == 0 {
 		c.SampleInterval = DefaultSampleInterval
+	}
+	if c.LogFiles == 0 {
+		c.LogFiles = logfile.DefaultMaxFiles
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -151,7 +170,7 @@ func NewServer(reg *Registry, cfg Config) (*Server, error) {
 	if err := s.metrics.Register(reg.Collector()); err != nil {
 		return nil, fmt.Errorf("monitor: registering the collector: %w", err)
 	}
-	ui, err := newUI(reg)
+	ui, err := newUI(reg, s.logsPage)
 	if err != nil {
 		return nil, err
 	}

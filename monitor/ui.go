@@ -28,6 +28,7 @@ const recentErrors = 20
 
 type ui struct {
 	reg      *Registry
+	logsData func(*http.Request) logsData
 	pages    map[string]*template.Template // by page file
 	staticFS fs.FS
 }
@@ -48,9 +49,9 @@ var uiFuncs = template.FuncMap{
 	},
 }
 
-func newUI(reg *Registry) (*ui, error) {
-	u := &ui{reg: reg, pages: make(map[string]*template.Template)}
-	for _, page := range []string{"index.html", "topology.html"} {
+func newUI(reg *Registry, logs func(*http.Request) logsData) (*ui, error) {
+	u := &ui{reg: reg, logsData: logs, pages: make(map[string]*template.Template)}
+	for _, page := range []string{"index.html", "topology.html", "logs.html"} {
 		t, err := template.New("").Funcs(uiFuncs).ParseFS(templateFS, "ui/templates/layout.html", "ui/templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("monitor: parsing the UI templates: %w", err)
@@ -151,4 +152,12 @@ func (u *ui) topologyPartial(w http.ResponseWriter, r *http.Request) {
 	if d, ok := u.topologyData(w, r); ok {
 		render(w, u.pages["topology.html"], "topology", d)
 	}
+}
+
+func (u *ui) logs(w http.ResponseWriter, r *http.Request) {
+	render(w, u.pages["logs.html"], "layout", u.logsData(r))
+}
+
+func (u *ui) logsPartial(w http.ResponseWriter, r *http.Request) {
+	render(w, u.pages["logs.html"], "lines", u.logsData(r))
 }
