@@ -6,16 +6,19 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/squallstream/squall/monitor"
+	"github.com/squallstream/squall/monitor/logfile"
 	"github.com/squallstream/squall/state"
 )
 
@@ -146,10 +149,19 @@ func TestBrowser(t *testing.T) {
 	if err := reg.Add(r, monitor.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	ts := serve(t, reg, monitor.Config{})
+	logPath := filepath.Join(t.TempDir(), "worker.json")
+	lw, err := logfile.Open(logfile.Config{Path: logPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lw.Close()
+	log := slog.New(slog.NewJSONHandler(lw, nil))
+	ts := serve(t, reg, monitor.Config{LogFile: logPath, Logger: log})
 	if err := r.WaitCommitted(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
+	log.Info("first commit", "topology", r.Name(), "committed_txid", uint64(r.Committed()))
+	log.Warn("batch failed", "topology", r.Name(), "txid", 42, "err", "cassandra: timeout")
 	page := ts.URL + "/ui/topologies/" + url.PathEscape(r.Name())
 
 	first := b.dom(ctx, page)
@@ -172,8 +184,13 @@ func TestBrowser(t *testing.T) {
 	}
 
 	shot := filepath.Join(t.ArtifactDir(), "topology.png")
-	img := b.screenshot(ctx, page, shot, 1280, 1000)
+	img := b.screenshot(ctx, page, shot, 1280, 1100)
 	t.Logf("screenshot: %s", shot)
+	defer func() {
+		if t.Failed() {
+			t.Logf("the page when it failed:\n%s", b.dom(ctx, page))
+		}
+	}()
 	// The graph is drawn: the boxes' fills (svgStyle in graph.go) cover
 	// most of their 120x46 pixels at least, text aside: one spout box
 	// ($master) and two bolt boxes.
@@ -181,4 +198,19 @@ func TestBrowser(t *testing.T) {
 	if spouts < 3000 || bolts < 2*3000 {
 		t.Fatalf("the graph is not drawn in the screenshot: %d spout and %d bolt pixels", spouts, bolts)
 	}
+
+	// The log viewer, searching the log file.
+	logs := ts.URL + "/ui/logs?q=txid"
+	dom := b.dom(ctx, logs)
+	for _, want := range []string{"first commit", "batch failed", `class="level-WARN"`, `err="cassandra: timeout"`} {
+		if !strings.Contains(dom, want) {
+			t.Fatalf("the log page lacks %q:\n%s", want, dom)
+		}
+	}
+	if strings.Index(dom, "batch failed") > strings.Index(dom, "first commit") {
+		t.Fatalf("the log page is not newest first:\n%s", dom)
+	}
+	logShot := filepath.Join(t.ArtifactDir(), "logs.png")
+	b.screenshot(ctx, logs, logShot, 1280, 400)
+	t.Logf("screenshot: %s", logShot)
 }
