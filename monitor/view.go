@@ -87,10 +87,11 @@ type TopologyDetail struct {
 // WindowView is how much the counters grew over a window.
 type WindowView struct {
 	Window string `json:"window"` // "10m", "3h", "1d" or "all"
-	// Seconds is the time the figures cover: the window's length, to the
-	// sampling step (10 s, 1 min and 10 min), or less while the topology
-	// has been registered for less; for "all", the time since it was
-	// registered (the figures themselves count from submission).
+	// Seconds is the time the figures cover: the window's length, or up
+	// to one step of its ring (10 s, 1 min, 10 min) plus one sampling
+	// interval longer, or less while the topology has been registered for
+	// less; for "all", the time since it was registered (the figures
+	// themselves count from submission).
 	Seconds float64 `json:"seconds"`
 	// Batches is the growth of the batch counters; null for a tuple-level
 	// topology.
