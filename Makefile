@@ -5,7 +5,7 @@ BENCH   ?= .
 
 .PHONY: bench-storm bench-storm-quick
 .PHONY: run demo test test-unit test-integration bench lint
-.PHONY: services-up services-down services-status services-env
+.PHONY: services-up services-down services-status services-env install-chromium
 
 ## run: the main job on embedded defaults (no Java, no services): the
 ##      room-presence example (gen, run and verify in one process).
@@ -29,6 +29,12 @@ test: lint
 ## test-unit: tests that need nothing but Go.
 test-unit:
 	$(GO) test -race -count=1 -timeout 45m $(PKGS)
+
+## install-chromium: Debian's chromium, which the monitor's browser test
+##       drives headless (apt-get, through sudo when not root); .ci/run
+##       runs it. Without it the test skips, or fails under CI.
+install-chromium:
+	scripts/install-chromium.sh
 
 ## bench: every benchmark, once, with allocation figures.
 bench:

@@ -63,6 +63,22 @@ func TestTopologiesAPI(t *testing.T) {
 		t.Fatalf("master component: %+v in %+v", master, d.Components)
 	}
 
+	// The graph: $master → spout-sentences → b-1 (the planned group),
+	// and the coordinator's streams from $master to both.
+	if g := d.Graph; g == nil || len(g.Components) != 3 || len(g.Edges) < 3 {
+		t.Fatalf("graph: %+v", d.Graph)
+	}
+	layers := map[string]int{}
+	for _, c := range d.Graph.Components {
+		layers[c.Name] = c.Layer
+		if (c.Kind == "spout") != (c.Name == "$master") || c.Tasks < 1 || c.Parallelism < 1 {
+			t.Fatalf("graph component %+v", c)
+		}
+	}
+	if layers["$master"] != 0 || layers["spout-sentences"] != 1 || layers["b-1"] != 2 {
+		t.Fatalf("graph layers %v", layers)
+	}
+
 	var cd monitor.ComponentDetail
 	getJSON(t, ts, "GET", "/api/v1/topologies/words/components/$master", nil, http.StatusOK, &cd)
 	if cd.Topology != "words" || cd.Name != "$master" || cd.Acked < master.Acked || cd.Errors == nil {
@@ -197,6 +213,9 @@ func TestReadinessTupleLevel(t *testing.T) {
 	getJSON(t, ts, "GET", "/api/v1/topologies/plain", nil, http.StatusOK, &s)
 	if s.Kind != "topology" || s.Batches != nil {
 		t.Fatalf("tuple-level detail: %+v", s)
+	}
+	if g := s.Graph; g == nil || len(g.Components) != 1 || g.Components[0] != (monitor.GraphComponentView{Name: "idle", Kind: "spout", Parallelism: 1, Tasks: 1}) || len(g.Edges) != 0 {
+		t.Fatalf("tuple-level graph: %+v", s.Graph)
 	}
 	if s.Status != monitor.StatusRunning {
 		t.Fatalf("status %q once the worker opened its spout", s.Status)

@@ -2,7 +2,7 @@
 // registry of the topologies running in it, a Prometheus collector that
 // reads their figures at scrape time, and an HTTP server with health and
 // readiness probes, build information, metrics, profiles, a JSON REST API
-// under /api/v1 and a small server-rendered web UI.
+// under /api/v1, a log viewer and a small server-rendered web UI.
 //
 // It shows one process (one worker, or a single-process deployment); the
 // cluster view of a nimbus comes with cluster mode.
@@ -22,15 +22,21 @@
 // trees, activation and stop); Batches, found by type assertion, is what
 // a *trident.Running adds (committed txid, failed attempts, dead letters,
 // quarantined values, batch latency, owner generation, halting). Kafka
-// lag comes from an optional LagSource given with the topology. Nothing is
-// sampled in the background: every request and every scrape reads the
-// figures as they are then.
+// lag comes from an optional LagSource given with the topology. Every
+// request and every scrape reads the figures as they are then; the only
+// thing kept in the background are periodic snapshots of the cumulative
+// counters (Registry.Sample, run by Start's server every 10 seconds), from
+// which the windowed figures (the growth over the last 10 minutes, 3 hours
+// and day) are computed. The layout of the topology graph, the
+// windows and the log search (package monitor/logfile, which also writes
+// the rotated JSON log file the viewer reads) are pure functions with thin
+// shells around them.
 //
 // # Security
 //
 // The server listens on 127.0.0.1 unless told otherwise. On any other
 // address it refuses to start without Config.Token; with a token, every
-// POST action and the profiles under /debug/pprof need the header
+// POST action, the profiles under /debug/pprof and the logs need the header
 // "Authorization: Bearer <token>". POST actions also refuse cross-origin
 // browser requests (net/http.CrossOriginProtection), so a web page the
 // operator visits cannot stop a topology on a loopback server.

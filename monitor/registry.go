@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
@@ -88,18 +89,21 @@ var ErrDuplicate = errors.New("monitor: a topology of that name is already regis
 type Registry struct {
 	mu      sync.Mutex
 	entries map[string]*entry
-	now     func() time.Time
+	clock   clock.Clock
 }
 
 // entry is one registered topology.
 type entry struct {
 	t       Topology
 	batches Batches // nil for a tuple-level topology
+	graph   Grapher // nil if the topology cannot tell its graph
 	opts    Options
 	added   time.Time
+	clock   clock.Clock // the registry's
 
 	mu   sync.Mutex
-	last *Action // the last action taken through the API
+	last *Action  // the last action taken through the API
+	win  *windows // snapshots of the counters, for the windowed figures
 }
 
 // Action is an action an operator took through the API.
@@ -111,7 +115,7 @@ type Action struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{entries: make(map[string]*entry), now: time.Now}
+	return &Registry{entries: make(map[string]*entry), clock: clock.Real()}
 }
 
 // Add registers t under t.Name(). A topology stays registered after it
@@ -125,8 +129,11 @@ func (g *Registry) Add(t Topology, o Options) error {
 	if name == "" {
 		return errors.New("monitor: Add: the topology has no name")
 	}
-	e := &entry{t: t, opts: o, added: g.now()}
+	now := g.clock.Now()
+	e := &entry{t: t, opts: o, added: now, clock: g.clock, win: newWindows()}
 	e.batches, _ = t.(Batches)
+	e.graph, _ = t.(Grapher)
+	e.sample(now)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, dup := g.entries[name]; dup {
@@ -218,6 +225,52 @@ func (g *Registry) Ready() bool {
 		}
 	}
 	return true
+}
+
+// DefaultSampleInterval is how often Server.Start's sampler records the
+// counters for the windowed figures.
+const DefaultSampleInterval = 10 * time.Second
+
+// Sample records the counters of every registered topology now, for the
+// windowed figures (10 minutes, 3 hours, a day) of the topology page and
+// GET /api/v1/topologies/{name}. Server.Start calls it every
+// DefaultSampleInterval; a program that mounts Server.Handler itself runs
+// SampleEvery. A snapshot less than 10 seconds after the previous one
+// kept is dropped, so extra calls cost little.
+func (g *Registry) Sample() {
+	now := g.clock.Now()
+	for _, e := range g.all() {
+		e.sample(now)
+	}
+}
+
+// SampleEvery calls Sample every d until ctx is done.
+func (g *Registry) SampleEvery(ctx context.Context, d time.Duration) {
+	t := g.clock.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			g.Sample()
+		}
+	}
+}
+
+// sample records e's counters at now.
+func (e *entry) sample(now time.Time) {
+	s := snapshot{At: now, Totals: totalsOf(e.t.Stats(), e.batches)}
+	e.mu.Lock()
+	e.win.record(s)
+	e.mu.Unlock()
+}
+
+// windowsAt returns e's windowed figures at now, whose counters are cur.
+func (e *entry) windowsAt(now time.Time, cur totals) []window {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.win.windowsAt(now, cur)
 }
 
 func (e *entry) setLast(a Action) {

@@ -27,6 +27,7 @@ func (s *Server) routes(ui *ui) http.Handler {
 	mux.Handle("GET /debug/pprof/trace", s.guard(http.HandlerFunc(pprofTrace)))
 	mux.Handle("GET /debug/pprof/{profile}", s.guard(http.HandlerFunc(pprofNamed)))
 
+	mux.Handle("GET /api/v1/logs", s.guard(http.HandlerFunc(s.getLogs)))
 	mux.HandleFunc("GET /api/v1/topologies", s.listTopologies)
 	mux.HandleFunc("GET /api/v1/topologies/{name}", s.getTopology)
 	mux.HandleFunc("GET /api/v1/topologies/{name}/components/{component}", s.getComponent)
@@ -39,12 +40,15 @@ func (s *Server) routes(ui *ui) http.Handler {
 	mux.HandleFunc("GET /ui/topologies/{name}", ui.topology)
 	mux.HandleFunc("GET /ui/partials/topologies", ui.indexPartial)
 	mux.HandleFunc("GET /ui/partials/topologies/{name}", ui.topologyPartial)
+	mux.Handle("GET /ui/logs", s.guard(http.HandlerFunc(ui.logs)))
+	mux.Handle("GET /ui/partials/logs", s.guard(http.HandlerFunc(ui.logsPartial)))
 	mux.Handle("GET /static/", ui.static())
 
 	return jsonErrors(mux)
 }
 
-// guard requires the bearer token, if one is configured.
+// guard requires the bearer token, if one is configured (for actions,
+// profiles and logs).
 func (s *Server) guard(h http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return h

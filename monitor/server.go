@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // DefaultAddr is where the server listens when Config.Addr is empty: the
@@ -48,6 +50,23 @@ type Config struct {
 	// Logger receives the server's log lines (actions taken, serve
 	// errors). Nil means none.
 	Logger *slog.Logger
+
+	// LogFile is the JSON log file (as logfile.Writer writes it, one
+	// slog.JSONHandler record a line) that GET /api/v1/logs and the UI's
+	// log viewer read, with its rotated files LogFile.1, LogFile.2, ...
+	// Empty means no log viewer.
+	LogFile string
+
+	// LogFiles is how many files of the log the viewer searches, LogFile
+	// included; zero means logfile.DefaultMaxFiles (what a Writer keeps
+	// by default).
+	LogFiles int
+
+	// SampleInterval is how often Start's server records the counters of
+	// the registry's topologies for the windowed figures
+	// (Registry.Sample). Zero means DefaultSampleInterval. A server built
+	// with NewServer samples nothing: run Registry.SampleEvery.
+	SampleInterval time.Duration
 }
 
 // ErrTokenRequired is returned for a non-loopback Addr without a Token.
@@ -65,6 +84,12 @@ func (c Config) Validate() error {
 	if c.StopTimeout < 0 {
 		return fmt.Errorf("%w: StopTimeout %v is negative", ErrInvalid, c.StopTimeout)
 	}
+	if c.LogFiles < 0 {
+		return fmt.Errorf("%w: LogFiles %d is negative", ErrInvalid, c.LogFiles)
+	}
+	if c.SampleInterval < 0 {
+		return fmt.Errorf("%w: SampleInterval %v is negative", ErrInvalid, c.SampleInterval)
+	}
 	if c.Token == "" && !isLoopback(c.Addr) {
 		return fmt.Errorf("%w: Addr %q", ErrTokenRequired, c.Addr)
 	}
@@ -77,6 +102,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StopTimeout == 0 {
 		c.StopTimeout = DefaultStopTimeout
+	}
+	if c.SampleInterval == 0 {
+		c.SampleInterval = DefaultSampleInterval
+	}
+	if c.LogFiles == 0 {
+		c.LogFiles = logfile.DefaultMaxFiles
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -111,6 +142,9 @@ type Server struct {
 	http     *http.Server
 	done     chan struct{} // closed when the serving goroutine returns
 	serveErr error         // valid after done
+
+	stopSampling context.CancelFunc
+	sampled      chan struct{} // closed when the sampling goroutine returns
 }
 
 // NewServer checks cfg and builds the server's handler; it does not
@@ -136,7 +170,7 @@ func NewServer(reg *Registry, cfg Config) (*Server, error) {
 	if err := s.metrics.Register(reg.Collector()); err != nil {
 		return nil, fmt.Errorf("monitor: registering the collector: %w", err)
 	}
-	ui, err := newUI(reg)
+	ui, err := newUI(reg, s.logsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +205,12 @@ func Start(reg *Registry, cfg Config) (*Server, error) {
 			s.cfg.Logger.Error("monitor: serving stopped", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSampling, s.sampled = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sampled)
+		s.reg.SampleEvery(ctx, s.cfg.SampleInterval)
+	}()
 	s.cfg.Logger.Info("monitor: serving", "addr", ln.Addr().String())
 	return s, nil
 }
@@ -192,15 +232,17 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Close stops the server: it stops accepting connections, waits for the
-// requests in progress until ctx is done, then closes the remaining
-// connections and waits for the serving goroutine. It returns the error
+// Close stops the server: it stops sampling and accepting connections,
+// waits for the requests in progress until ctx is done, then closes the
+// remaining connections and waits for the serving goroutine. It returns the error
 // that stopped serving, if any, or ctx's error if requests were cut off.
 // A server built with NewServer has nothing to close.
 func (s *Server) Close(ctx context.Context) error {
 	if s.http == nil {
 		return nil
 	}
+	s.stopSampling()
+	<-s.sampled
 	err := s.http.Shutdown(ctx)
 	if err != nil {
 		_ = s.http.Close()

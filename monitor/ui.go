@@ -28,6 +28,7 @@ const recentErrors = 20
 
 type ui struct {
 	reg      *Registry
+	logsData func(*http.Request) logsData
 	pages    map[string]*template.Template // by page file
 	staticFS fs.FS
 }
@@ -37,6 +38,9 @@ var uiFuncs = template.FuncMap{
 	"secs": func(s float64) string {
 		return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 	},
+	"span": func(s float64) string {
+		return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	},
 	"ts": func(t time.Time) string {
 		if t.IsZero() {
 			return "—"
@@ -45,9 +49,9 @@ var uiFuncs = template.FuncMap{
 	},
 }
 
-func newUI(reg *Registry) (*ui, error) {
-	u := &ui{reg: reg, pages: make(map[string]*template.Template)}
-	for _, page := range []string{"index.html", "topology.html"} {
+func newUI(reg *Registry, logs func(*http.Request) logsData) (*ui, error) {
+	u := &ui{reg: reg, logsData: logs, pages: make(map[string]*template.Template)}
+	for _, page := range []string{"index.html", "topology.html", "logs.html"} {
 		t, err := template.New("").Funcs(uiFuncs).ParseFS(templateFS, "ui/templates/layout.html", "ui/templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("monitor: parsing the UI templates: %w", err)
@@ -114,7 +118,8 @@ func (u *ui) indexPartial(w http.ResponseWriter, _ *http.Request) {
 type topologyData struct {
 	Title  string
 	T      TopologyDetail
-	Recent []ErrorView // newest first
+	Recent []ErrorView   // newest first
+	Graph  template.HTML // the SVG drawing of T.Graph; empty without one
 }
 
 func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData, bool) {
@@ -128,6 +133,12 @@ func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData,
 	d.Recent = slices.Clone(d.T.Errors)
 	slices.Reverse(d.Recent)
 	d.Recent = d.Recent[:min(len(d.Recent), recentErrors)]
+	g, err := e.graphHTML(d.T.Components)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return topologyData{}, false
+	}
+	d.Graph = g
 	return d, true
 }
 
@@ -141,4 +152,12 @@ func (u *ui) topologyPartial(w http.ResponseWriter, r *http.Request) {
 	if d, ok := u.topologyData(w, r); ok {
 		render(w, u.pages["topology.html"], "topology", d)
 	}
+}
+
+func (u *ui) logs(w http.ResponseWriter, r *http.Request) {
+	render(w, u.pages["logs.html"], "layout", u.logsData(r))
+}
+
+func (u *ui) logsPartial(w http.ResponseWriter, r *http.Request) {
+	render(w, u.pages["logs.html"], "lines", u.logsData(r))
 }

@@ -42,7 +42,8 @@ func TestUI(t *testing.T) {
 	page("/", `<script src="/static/htmx.min.js">`, `hx-get="/ui/partials/topologies"`, `hx-trigger="every 2s"`,
 		`href="/ui/topologies/words%20%3C&amp;%3E"`, "words &lt;&amp;&gt;", "running")
 	page("/ui/partials/topologies", "words &lt;&amp;&gt;", "committed txid")
-	page("/ui/topologies/words%20%3C&%3E", `hx-trigger="every 2s"`, "Components", "$master", "Recent errors", "committed txid")
+	page("/ui/topologies/words%20%3C&%3E", `hx-trigger="every 2s"`, "Components", "$master", "Recent errors", "committed txid",
+		"<h2>Graph</h2>", `class="topology-graph"`, `<text class="name" `)
 	page("/ui/partials/topologies/words%20%3C&%3E", "Components")
 	if code, _, _ := call(t, ts, "GET", "/ui/topologies/nope", nil); code != http.StatusNotFound {
 		t.Fatalf("unknown topology page: %d", code)

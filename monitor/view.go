@@ -76,6 +76,71 @@ type TopologyDetail struct {
 	// Lag is the lag of the source partitions, sorted by partition; null
 	// when the topology was registered without a LagSource.
 	Lag []PartitionLag `json:"lag"`
+	// Graph is the topology's components and streams; null when the
+	// topology cannot tell them (it does not implement Grapher).
+	Graph *GraphView `json:"graph"`
+	// Windows are the counters' growth over the last 10 minutes, 3 hours
+	// and day, and since submission ("all"), in that order.
+	Windows []WindowView `json:"windows"`
+}
+
+// WindowView is how much the counters grew over a window.
+type WindowView struct {
+	Window string `json:"window"` // "10m", "3h", "1d" or "all"
+	// Seconds is the time the figures cover: the window's length, or up
+	// to one step of its ring (10 s, 1 min, 10 min) plus one sampling
+	// interval longer, or less while the topology has been registered for
+	// less; for "all", the time since it was registered (the figures
+	// themselves count from submission).
+	Seconds float64 `json:"seconds"`
+	// Batches is the growth of the batch counters; null for a tuple-level
+	// topology.
+	Batches *WindowBatchesView `json:"batches"`
+	// Emitted, Executed, Failed and Errors are summed over the
+	// components.
+	Emitted    uint64                `json:"emitted"`
+	Executed   uint64                `json:"executed"`
+	Failed     uint64                `json:"failed"`
+	Errors     uint64                `json:"errors"`
+	Components []WindowComponentView `json:"components"` // sorted by name
+}
+
+// WindowBatchesView is the growth of a Trident topology's batch counters.
+type WindowBatchesView struct {
+	Committed      uint64 `json:"committed"`
+	FailedAttempts uint64 `json:"failed_attempts"`
+	DeadLetters    uint64 `json:"dead_letters"`
+}
+
+// WindowComponentView is the growth of one component's counters.
+type WindowComponentView struct {
+	Name     string `json:"name"`
+	Emitted  uint64 `json:"emitted"`
+	Executed uint64 `json:"executed"`
+	Acked    uint64 `json:"acked"`
+	Failed   uint64 `json:"failed"`
+	Errors   uint64 `json:"errors"`
+}
+
+func windowViews(ws []window, trident bool) []WindowView {
+	vs := make([]WindowView, 0, len(ws))
+	for _, w := range ws {
+		v := WindowView{Window: w.Name, Seconds: w.Span.Seconds(), Components: make([]WindowComponentView, 0, len(w.Growth.Components))}
+		if trident {
+			b := w.Growth.Batches
+			v.Batches = &WindowBatchesView{Committed: b.Committed, FailedAttempts: b.FailedAttempts, DeadLetters: b.DeadLetters}
+		}
+		for name, c := range w.Growth.Components {
+			v.Components = append(v.Components, WindowComponentView{Name: name, Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed, Errors: c.Errors})
+			v.Emitted += c.Emitted
+			v.Executed += c.Executed
+			v.Failed += c.Failed
+			v.Errors += c.Errors
+		}
+		slices.SortFunc(v.Components, func(a, b WindowComponentView) int { return strings.Compare(a.Name, b.Name) })
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // WorkerView is the supervisor's view of the process's worker.
@@ -186,6 +251,10 @@ func (e *entry) detail() TopologyDetail {
 	if e.opts.Lag != nil {
 		d.Lag = sortedLag(e.opts.Lag.Lag())
 	}
+	if e.graph != nil {
+		d.Graph = graphView(e.graph.Graph())
+	}
+	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches)), e.batches != nil)
 	return d
 }
 

@@ -56,3 +56,8 @@ func (r *Running) Errors() []topology.ReportedError { return r.run.Errors() }
 // Pending returns the number of tuple trees the runtime waits on: batch
 // announcements and commits in flight, zero once the topology is idle.
 func (r *Running) Pending() int64 { return r.run.Pending() }
+
+// Graph returns the components and streams of the generated tuple-level
+// topology that runs this one: its coordinator spout ($master), the spouts
+// of its sources and the bolts of its planned groups.
+func (r *Running) Graph() topology.Graph { return r.run.Graph() }

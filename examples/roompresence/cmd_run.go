@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/monitor"
+	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // monitorTokenVar holds the bearer token of the monitor's actions, needed
@@ -43,13 +44,36 @@ func (f *faultFlags) injector() Injector {
 	return inj
 }
 
+// logFlags write the run's log as JSON lines to a rotated file, which the
+// monitor's log viewer reads.
+type logFlags struct {
+	path     string
+	maxBytes int64
+	files    int
+}
+
+func (f *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.path, "log-file", "", "write the log (runtime, monitor actions, progress) as JSON lines to this file, rotated by size; the monitor's log viewer reads it (empty: none)")
+	fs.Int64Var(&f.maxBytes, "log-max-bytes", logfile.DefaultMaxBytes, "size past which --log-file is rotated")
+	fs.IntVar(&f.files, "log-files", logfile.DefaultMaxFiles, "how many files of --log-file to keep, the one written included")
+}
+
+func (f *logFlags) open() (*logfile.Writer, error) {
+	if f.maxBytes <= 0 || f.files <= 0 {
+		return nil, fmt.Errorf("--log-max-bytes and --log-files must be positive")
+	}
+	return logfile.Open(logfile.Config{Path: f.path, MaxBytes: f.maxBytes, MaxFiles: f.files})
+}
+
 func cmdRun(ctx context.Context, args []string) error {
 	var o options
 	var ff faultFlags
 	var tasks int
 	var until, verbose bool
 	var httpAddr string
+	var lf logFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	lf.register(fs)
 	o.register(fs)
 	ff.register(fs)
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
@@ -72,14 +96,28 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
 		return err
 	}
-	var log *slog.Logger
+	var handlers []slog.Handler
 	if verbose {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		handlers = append(handlers, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if lf.path != "" {
+		w, err := lf.open()
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		handlers = append(handlers, slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		fmt.Fprintf(os.Stderr, "run: logging JSON to %s\n", w.Path())
+	}
+	var log *slog.Logger
+	if len(handlers) > 0 {
+		log = slog.New(slog.NewMultiHandler(handlers...))
 	}
 	var mon *monitor.Registry
 	if httpAddr != "" {
 		mon = monitor.NewRegistry()
-		srv, err := monitor.Start(mon, monitor.Config{Addr: httpAddr, Token: os.Getenv(monitorTokenVar), Logger: log})
+		srv, err := monitor.Start(mon, monitor.Config{Addr: httpAddr, Token: os.Getenv(monitorTokenVar), Logger: log,
+			LogFile: lf.path, LogFiles: lf.files})
 		if err != nil {
 			return err
 		}

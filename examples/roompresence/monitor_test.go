@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestRunServesMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, self, "run", "--kafka", broker.Addrs()[0], "--data", t.TempDir(),
-		"--partitions", "2", "--tasks", "1", "--http", "127.0.0.1:0")
+		"--partitions", "2", "--tasks", "1", "--http", "127.0.0.1:0", "--log-file", filepath.Join(t.TempDir(), "run.json"))
 	cmd.Env = append(os.Environ(), mainVar+"=1", cassandraVar+"=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -92,6 +93,17 @@ func TestRunServesMonitor(t *testing.T) {
 	}
 	if page := get("/"); !strings.Contains(string(page), "roompresence") {
 		t.Fatalf("index page:\n%s", page)
+	}
+	// The JSON log file, through the log viewer's API.
+	var logs monitor.LogsView
+	if err := json.Unmarshal(get("/api/v1/logs?q=first+commit&tail=5"), &logs); err != nil {
+		t.Fatal(err)
+	}
+	if len(logs.Lines) != 1 || logs.Lines[0].Msg != "first commit" || logs.Lines[0].Level != "INFO" || logs.Lines[0].Attrs["committed_txid"] == nil {
+		t.Fatalf("logs: %+v", logs)
+	}
+	if page := get("/ui/logs?q=commit"); !strings.Contains(string(page), "first commit") {
+		t.Fatalf("logs page:\n%s", page)
 	}
 
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {

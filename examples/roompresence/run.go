@@ -139,10 +139,13 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 			}
 			fmt.Fprintf(rc.progress, "run: %8.0f events/s  committed txid %-6d lag %-8d dead letters %-5d crashes %d\n",
 				rate, stats.committed, lag(st), st.DeadLettered, r.Health().Crashes)
+			log.Info("progress", "events_per_second", int64(rate), "committed_txid", uint64(stats.committed),
+				"lag", lag(st), "dead_letters", st.DeadLettered, "crashes", r.Health().Crashes)
 			lastLine, lastEmitted = time.Now(), st.Emitted
 		}
 		if !firstCommit && stats.committed > baseline.Committed {
 			firstCommit = true
+			log.Info("first commit", "after", time.Since(start).Round(time.Millisecond), "committed_txid", uint64(stats.committed))
 			if rc.progress != nil {
 				fmt.Fprintf(rc.progress, "run: first commit %v after start (txid %d)\n", time.Since(start).Round(time.Millisecond), stats.committed)
 			}
