@@ -29,6 +29,10 @@ import (
 //	POST   /api/topologies/{name}/deactivate
 //	POST   /api/topologies/{name}/rebalance?workers=N
 //	GET    /api/topologies                                                       list (any nimbus)
+//	GET    /api/v1/cluster                                                       ClusterInfo (any nimbus)
+//
+// Beside the API: GET /metrics (Prometheus: squall_leader and the
+// cluster's figures, see view.go) and GET /healthz.
 //
 // Errors are JSON: {"error": message, "kind": "not_leader"|"not_found"|
 // "invalid"|"unavailable"|"internal", "leader": ID}.
@@ -301,6 +305,14 @@ func (n *Nimbus) apiHandler() http.Handler {
 			return
 		}
 		writeJSON(w, http.StatusOK, s)
+	})
+	mux.HandleFunc("GET /api/v1/cluster", func(w http.ResponseWriter, r *http.Request) {
+		c, err := n.Cluster(r.Context())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, c)
 	})
 	mux.HandleFunc("GET /api/topologies", func(w http.ResponseWriter, r *http.Request) {
 		ts, err := n.List(r.Context())
