@@ -25,12 +25,7 @@ func (w *worker) assignment(ctx context.Context) (*meta.Assignment, error) {
 			return a, err
 		}
 		w.log.Warn("worker: reading the assignment failed; retrying", "err", err)
-		t := w.clk.NewTimer(time.Duration(waits.Next()))
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
+		w.sleep(ctx, time.Duration(waits.Next()))
 	}
 }
 
@@ -63,12 +58,7 @@ func watchRecord[T any](ctx context.Context, w *worker, key string, out chan<- *
 	for ctx.Err() == nil {
 		v, _, rev, err := readRecord[T](ctx, w.cfg.Client, key)
 		if err != nil {
-			t := w.clk.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-			case <-t.C():
-			}
-			t.Stop()
+			w.sleep(ctx, time.Second)
 			continue
 		}
 		select {
@@ -102,12 +92,7 @@ func (w *worker) register(ctx context.Context, info string) {
 			if ctx.Err() == nil {
 				d := time.Duration(waits.Next())
 				w.log.Warn("worker: registering failed; retrying", "err", err, "in", d)
-				t := w.clk.NewTimer(d)
-				select {
-				case <-ctx.Done():
-				case <-t.C():
-				}
-				t.Stop()
+				w.sleep(ctx, d)
 			}
 			continue
 		}
@@ -151,11 +136,16 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 		if err != nil && r.Err() != nil {
 			return
 		}
-		t := w.clk.NewTimer(w.cfg.StatusInterval)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
+		w.sleep(ctx, w.cfg.StatusInterval)
+	}
+}
+
+// sleep waits d on the worker's clock, or until ctx is done.
+func (w *worker) sleep(ctx context.Context, d time.Duration) {
+	t := w.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
 	}
 }

@@ -68,12 +68,7 @@ func (w *worker) generation(ctx context.Context, a *meta.Assignment, share int, 
 		}
 		d := time.Duration(waits.Next())
 		w.log.Warn("worker: reading the owner generation failed; retrying", "err", err, "in", d)
-		t := w.clk.NewTimer(d)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
+		w.sleep(ctx, d)
 	}
 	return 0, ctx.Err()
 }
