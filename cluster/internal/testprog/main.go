@@ -55,7 +55,11 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 		// the file it leaves (Env.CloseAtStop).
 		env.CloseAtStop(closeMarker(filepath.Join(env.DataDir, "closed-at-stop")))
 		// A nil Store: the cluster's etcd, or the dev default.
-		return tt, trident.Config{BatchEmitInterval: 20 * time.Millisecond}, nil
+		cfg := trident.Config{BatchEmitInterval: 20 * time.Millisecond}
+		// Batches lost with a worker of another share time out and replay
+		// within seconds rather than the default 30s.
+		cfg.Topology.MessageTimeout = 3 * time.Second
+		return tt, cfg, nil
 	}
 }
 
