@@ -170,7 +170,7 @@ func runList(ctx context.Context, p *Program, args []string) error {
 		return enc.Encode(ts)
 	}
 	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tWORKERS\tASSIGNED\tRUNNING\tCOMMITTED\tCRASHES\tARTIFACT")
+	fmt.Fprintln(tw, "NAME\tSTATUS\tWORKERS\tASSIGNED\tRUNNING\tCOMMITTED\tCRASHES\tERRORS\tARTIFACT")
 	for _, t := range ts {
 		var assigned, running []string
 		if t.Assignment != nil {
@@ -189,8 +189,12 @@ func runList(ctx context.Context, p *Program, args []string) error {
 		for _, c := range t.Crashes {
 			crashes += c.Crashes
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%.12s\n", t.Spec.Topology, t.Spec.Status, t.Spec.Workers,
-			orDash(strings.Join(assigned, ",")), orDash(strings.Join(running, ",")), committed, crashes, t.Spec.Artifact)
+		errs := 0
+		for _, e := range t.Errors {
+			errs += len(e.Errors)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%.12s\n", t.Spec.Topology, t.Spec.Status, t.Spec.Workers,
+			orDash(strings.Join(assigned, ",")), orDash(strings.Join(running, ",")), committed, crashes, errs, t.Spec.Artifact)
 	}
 	return tw.Flush()
 }

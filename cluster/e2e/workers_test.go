@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
 )
 
@@ -104,5 +106,22 @@ func TestWorkersThatBuildAnotherTopologyRefuseToRun(t *testing.T) {
 		return false
 	}); err != nil {
 		t.Fatal("no worker reported the plan mismatch")
+	}
+}
+
+// TestWorkersPublishTheirErrors: an error a worker reports reaches etcd
+// under its lease, with its slot, and the nimbus's list shows it.
+func TestWorkersPublishTheirErrors(t *testing.T) {
+	c, _, _ := start3(t, "TESTPROG_REPORT=1")
+	c.submit("wordcount")
+	st := c.committing("wordcount", 60*time.Second, 0, "commits after the reported error", anyStatus)
+	etcdtest.WaitFor(t, c.cli, c.keys.ErrorReports(), 30*time.Second, "the worker's error report", func(kv map[string]string) bool {
+		var e meta.WorkerErrors
+		err := json.Unmarshal([]byte(kv[c.keys.ErrorReport("wordcount", st.Slot)]), &e)
+		return err == nil && e.PID == st.PID && len(e.Errors) > 0 && strings.Contains(e.Errors[0].Error, "testprog: a reported error")
+	})
+	out, err := c.cmd("list", "--json")
+	if err != nil || !strings.Contains(out, "testprog: a reported error") {
+		t.Fatalf("list --json: %v\n%s", err, out)
 	}
 }

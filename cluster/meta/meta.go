@@ -15,6 +15,7 @@
 //	status/<topology>                          Status: committed txid              under the master's worker's lease
 //	generations/<topology>                     Generation: owner generation        by the master's worker
 //	crashes/<topology>/<supervisor>/<port>     Crash: restart counts of a slot     under the supervisor's lease
+//	errors/<topology>/<supervisor>/<port>      WorkerErrors: its last errors       under the worker's lease
 package meta
 
 import (
@@ -81,6 +82,13 @@ func (l Layout) Worker(topology string, s Slot) string {
 // Statuses is the prefix of every Status; Status the key of one.
 func (l Layout) Statuses() string              { return l.p() + "/status/" }
 func (l Layout) Status(topology string) string { return l.Statuses() + topology }
+
+// ErrorReports is the prefix of every WorkerErrors; ErrorReport the key of
+// one.
+func (l Layout) ErrorReports() string { return l.p() + "/errors/" }
+func (l Layout) ErrorReport(topology string, s Slot) string {
+	return l.ErrorReports() + topology + "/" + s.Supervisor + "/" + strconv.Itoa(s.Port)
+}
 
 // Generation is the key of a topology's Generation record.
 func (l Layout) Generation(topology string) string { return l.p() + "/generations/" + topology }
@@ -220,6 +228,26 @@ type Status struct {
 	Committed  uint64    `json:"committed"`
 	Time       time.Time `json:"time"`
 }
+
+// WorkerErrors is what a worker last reported of its topology's errors
+// (failure.Reported and the like): the most recent ones, oldest first.
+type WorkerErrors struct {
+	Topology string        `json:"topology"`
+	Slot     Slot          `json:"slot"`
+	PID      int           `json:"pid"`
+	Errors   []ErrorReport `json:"errors"`
+}
+
+// ErrorReport is one reported error.
+type ErrorReport struct {
+	Time      time.Time `json:"time"`
+	Component string    `json:"component"`
+	Task      int       `json:"task"`
+	Error     string    `json:"error"`
+}
+
+// MaxErrorReports bounds WorkerErrors.Errors.
+const MaxErrorReports = 10
 
 // Crash counts the failures of one slot's worker, as its supervisor saw
 // them.

@@ -156,6 +156,8 @@ type TopologyInfo struct {
 	Status     *meta.Status      `json:"status,omitempty"`
 	Workers    []meta.WorkerInfo `json:"workers,omitempty"`
 	Crashes    []meta.Crash      `json:"crashes,omitempty"`
+	// Errors are the workers' last reported errors, by worker.
+	Errors []meta.WorkerErrors `json:"errors,omitempty"`
 }
 
 // List reports every submitted topology. Any nimbus answers.
@@ -197,6 +199,12 @@ func List(ctx context.Context, cli *clientv3.Client, k meta.Layout) ([]TopologyI
 			if err = meta.Decode(key, kv.Value, &w); err == nil {
 				t := get(w.Topology)
 				t.Workers = append(t.Workers, w)
+			}
+		case strings.HasPrefix(key, k.ErrorReports()):
+			var e meta.WorkerErrors
+			if err = meta.Decode(key, kv.Value, &e); err == nil {
+				t := get(e.Topology)
+				t.Errors = append(t.Errors, e)
 			}
 		case strings.HasPrefix(key, k.Crashes()):
 			var c meta.Crash

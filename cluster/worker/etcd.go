@@ -140,6 +140,31 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 	}
 }
 
+// reportErrors publishes the topology's last reported errors under the
+// worker's lease whenever new ones appear, until ctx is done.
+func (w *worker) reportErrors(ctx context.Context, r *trident.Running) {
+	key := w.keys.ErrorReport(w.cfg.Topology.Name, w.cfg.Slot)
+	var written time.Time
+	var writtenLease clientv3.LeaseID
+	for ctx.Err() == nil {
+		w.mu.Lock()
+		sess := w.sess
+		w.mu.Unlock()
+		errs := r.Errors()
+		if sess != nil && len(errs) > 0 && (!errs[len(errs)-1].Time.Equal(written) || sess.Lease() != writtenLease) {
+			rec := meta.WorkerErrors{Topology: w.cfg.Topology.Name, Slot: w.cfg.Slot, PID: os.Getpid()}
+			for _, e := range errs[max(0, len(errs)-meta.MaxErrorReports):] {
+				rec.Errors = append(rec.Errors, meta.ErrorReport{Time: e.Time.UTC(), Component: e.Component, Task: int(e.Task),
+					Error: e.Err.Error()})
+			}
+			if _, err := w.cfg.Client.Put(ctx, key, meta.Encode(rec), clientv3.WithLease(sess.Lease())); err == nil {
+				written, writtenLease = errs[len(errs)-1].Time, sess.Lease()
+			}
+		}
+		w.sleep(ctx, w.cfg.ErrorInterval)
+	}
+}
+
 // sleep waits d on the worker's clock, or until ctx is done.
 func (w *worker) sleep(ctx context.Context, d time.Duration) {
 	t := w.clk.NewTimer(d)

@@ -95,6 +95,7 @@ const (
 	DefaultStatusInterval = 250 * time.Millisecond
 	DefaultStopTimeout    = 10 * time.Second
 	DefaultListen         = "127.0.0.1:0"
+	DefaultErrorInterval  = time.Second
 )
 
 // Config of a worker run.
@@ -113,6 +114,9 @@ type Config struct {
 	TTL time.Duration
 	// StatusInterval: the least time between two status writes.
 	StatusInterval time.Duration
+	// ErrorInterval: how often the worker looks for new reported errors
+	// to publish (errors/<topology>/<supervisor>/<port>).
+	ErrorInterval time.Duration
 	// StopTimeout bounds the draining of batches in flight at a stop.
 	StopTimeout time.Duration
 	Clock       clock.Clock
@@ -138,6 +142,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	cfg.TTL = or(cfg.TTL, DefaultTTL)
 	cfg.StatusInterval = or(cfg.StatusInterval, DefaultStatusInterval)
+	cfg.ErrorInterval = or(cfg.ErrorInterval, DefaultErrorInterval)
 	cfg.StopTimeout = or(cfg.StopTimeout, DefaultStopTimeout)
 	cfg.Listen = or(cfg.Listen, DefaultListen)
 	if cfg.Logger == nil {
@@ -255,6 +260,8 @@ func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignme
 		wg.Add(1)
 		go func() { defer wg.Done(); w.writeStatus(statusCtx, r) }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); w.reportErrors(statusCtx, r) }()
 	changes := make(chan *meta.Assignment, 1)
 	gens := make(chan *meta.Generation, 1)
 	wg.Add(2)

@@ -6,7 +6,10 @@
 // bbolt file in the data directory). The "flaky" topology fails to build on the supervisor named by
 // $TESTPROG_FAIL_ON, so that its workers there never start; on the
 // supervisor named by $TESTPROG_WIDE_ON, "wordcount" is built with another
-// parallelism (a worker that builds another topology than its peers).
+// parallelism (a worker that builds another topology than its peers). With
+// $TESTPROG_REPORT set, each worker process reports one error (a
+// failure.Reported, whose batch replays) the first time it splits a
+// sentence.
 package main
 
 import (
@@ -15,9 +18,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/squallstream/squall"
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/ops"
 	"github.com/squallstream/squall/trident"
 )
@@ -39,7 +44,15 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 			[][]any{{"the cow jumped over the moon"}, {"the man went to the store"}},
 			[][]any{{"four score and seven years ago"}},
 		))
+		var report sync.Once
 		split := trident.FunctionFunc(func(_ context.Context, t trident.Tuple, out trident.Collector) error {
+			var err error
+			if os.Getenv("TESTPROG_REPORT") != "" {
+				report.Do(func() { err = failure.Reported(errors.New("testprog: a reported error")) })
+			}
+			if err != nil {
+				return err
+			}
 			for _, w := range strings.Fields(t.String("sentence")) {
 				out.Emit(w)
 			}
