@@ -33,10 +33,11 @@ func runNimbus(ctx context.Context, p *Program, args []string) error {
 	if _, err := parse(p, fs, "nimbus", args, 0); err != nil {
 		return err
 	}
-	log, err := lf.logger(p.Stderr)
+	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
 		return usageError("%v", err)
 	}
+	defer logs.Close()
 	if *rf < 1 {
 		return usageError("--replication %d: want at least 1", *rf)
 	}
@@ -76,6 +77,8 @@ type supervisorFlags struct {
 	grace     time.Duration
 	minUptime time.Duration
 	host      string
+	listen    string
+	token     string
 }
 
 func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
@@ -88,6 +91,8 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.DurationVar(&s.grace, "grace", 10*time.Second, "wait between SIGTERM and SIGKILL when a worker stops")
 	fs.DurationVar(&s.minUptime, "min-uptime", 10*time.Second, "a worker exiting sooner after its start failed to start")
 	fs.StringVar(&s.host, "worker-host", "127.0.0.1", "host (name or IP) the workers listen on for the other workers of their topology")
+	fs.StringVar(&s.listen, "listen", "127.0.0.1:0", "address of the workers' log server (GET /logs/{port}); empty: none")
+	fs.StringVar(&s.token, "token", "", "bearer token required of log requests (required off loopback)")
 }
 
 func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
@@ -103,9 +108,17 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	}
 	// Workers hold leases of the supervisor's TTL: a node's death is
 	// noticed when both have expired.
-	return supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
+	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
-			"--listen", net.JoinHostPort(s.host, "0")}}, nil
+			"--listen", net.JoinHostPort(s.host, "0")}, Token: s.token}
+	if s.listen != "" {
+		ln, err := net.Listen("tcp", s.listen)
+		if err != nil {
+			return supervisor.Config{}, fmt.Errorf("--listen: %w", err)
+		}
+		cfg.Listener = ln
+	}
+	return cfg, nil
 }
 
 func runSupervisor(ctx context.Context, p *Program, args []string) error {
@@ -119,10 +132,11 @@ func runSupervisor(ctx context.Context, p *Program, args []string) error {
 	if _, err := parse(p, fs, "supervisor", args, 0); err != nil {
 		return err
 	}
-	log, err := lf.logger(p.Stderr)
+	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
 		return usageError("%v", err)
 	}
+	defer logs.Close()
 	cfg, err := sf.config(&e)
 	if err != nil {
 		return err
@@ -160,10 +174,11 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	if _, err := parse(p, fs, "worker", args, 0); err != nil {
 		return err
 	}
-	log, err := lf.logger(p.Stderr)
+	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
 		return usageError("%v", err)
 	}
+	defer logs.Close()
 	if *sup == "" || *port <= 0 {
 		return usageError("--supervisor and --port are required (a worker is started by a supervisor)")
 	}
@@ -197,10 +212,11 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 	if _, err := parse(p, fs, "dev", args, 0); err != nil {
 		return err
 	}
-	log, err := lf.logger(p.Stderr)
+	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
 		return usageError("%v", err)
 	}
+	defer logs.Close()
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
 		return err
@@ -233,7 +249,7 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	sf := supervisorFlags{id: "dev", slots: *slots, firstPort: *firstPort, dataDir: filepath.Join(dir, "supervisor"),
-		ttl: 2 * time.Second, grace: 10 * time.Second, minUptime: 5 * time.Second, host: "127.0.0.1"}
+		ttl: 2 * time.Second, grace: 10 * time.Second, minUptime: 5 * time.Second, host: "127.0.0.1", listen: "127.0.0.1:0"}
 	scfg, err := sf.config(&e)
 	if err != nil {
 		return err
@@ -262,8 +278,9 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	fmt.Fprintf(p.Stdout, "squall dev: etcd at %s, nimbus at %s, data in %s; topologies: %v\n"+
-		"  try: %s list --etcd-endpoints %s\n  worker logs: %s/supervisor/workers/<port>/worker.log\n  interrupt (Ctrl-C) to stop\n",
-		e.endpoints, ln.Addr(), dir, p.Registry.Names(), progName(), e.endpoints, dir)
+		"  try: %s list --etcd-endpoints %s\n  worker logs: %s/supervisor/workers/<port>/%s, or http://%s/logs/<port>?tail=50&format=text\n"+
+		"  cluster view: http://%s/\n  interrupt (Ctrl-C) to stop\n",
+		e.endpoints, ln.Addr(), dir, p.Registry.Names(), progName(), e.endpoints, dir, supervisor.WorkerLogFile, scfg.Listener.Addr(), ln.Addr())
 	<-ctx.Done()
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/squallstream/squall/monitor/logfile"
 	"io"
 	"log/slog"
 	"os"
@@ -149,24 +150,42 @@ func (e *etcdFlags) env() []string {
 // logFlags configure the process's log.
 type logFlags struct {
 	level, format string
+	file          logfile.Config
 }
 
 func (l *logFlags) register(fs *flag.FlagSet, level string) {
 	fs.StringVar(&l.level, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
+	fs.StringVar(&l.file.Path, "log-file", "", "write the log to this file, rotated by size, instead of standard error")
+	fs.Int64Var(&l.file.MaxBytes, "log-max-bytes", logfile.DefaultMaxBytes, "with --log-file: the size past which the file is rotated")
+	fs.IntVar(&l.file.MaxFiles, "log-files", logfile.DefaultMaxFiles, "with --log-file: the files kept, the one written included")
 }
 
-func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+// logger returns the logger the flags ask for, writing to w unless
+// --log-file names a file, and what to close when done with it.
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, io.Closer, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", l.level)
+		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", l.level)
+	}
+	if l.format != "text" && l.format != "json" {
+		return nil, nil, fmt.Errorf("--log-format %q: want text or json", l.format)
+	}
+	closer := io.Closer(nopCloser{})
+	if l.file.Path != "" {
+		f, err := logfile.Open(l.file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closer = f, f
 	}
 	opts := &slog.HandlerOptions{Level: lv}
-	switch l.format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	if l.format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), closer, nil
 	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", l.format)
+	return slog.New(slog.NewTextHandler(w, opts)), closer, nil
 }
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

@@ -116,7 +116,7 @@ func (c *cluster) cleanup() {
 			c.t.Logf("---- logs of %s (pid %d):\n%s", p.name, p.cmd.Process.Pid, tail(p.logs.String(), 80))
 		}
 		for _, d := range dirs {
-			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.log"))
+			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.*"))
 			for _, l := range logs {
 				b, _ := os.ReadFile(l)
 				c.t.Logf("---- %s:\n%s", l, tail(string(b), 40))

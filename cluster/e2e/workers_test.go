@@ -96,7 +96,7 @@ func TestWorkersThatBuildAnotherTopologyRefuseToRun(t *testing.T) {
 	}
 	if err := eventually(60*time.Second, func() bool {
 		for _, d := range dirs {
-			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.log"))
+			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.*"))
 			for _, l := range logs {
 				if b, _ := os.ReadFile(l); strings.Contains(string(b), "built another topology than share 0") {
 					return true

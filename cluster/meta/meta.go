@@ -190,6 +190,8 @@ type SupervisorInfo struct {
 	ID    string `json:"id"`
 	Ports []int  `json:"ports"`
 	PID   int    `json:"pid"`
+	// LogURL serves its workers' logs: LogURL/logs/<port>.
+	LogURL string `json:"log_url,omitempty"`
 }
 
 // WorkerInfo is a live worker process.

@@ -153,6 +153,7 @@ func (n *Nimbus) Run(ctx context.Context) error {
 	mux.Handle("/code/", n.store.Handler())
 	mux.Handle("/api/", n.apiHandler())
 	mux.Handle("GET /metrics", n.metricsHandler())
+	mux.HandleFunc("GET /{$}", n.servePage)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	rctx, cancel := context.WithCancel(ctx)

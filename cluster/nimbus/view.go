@@ -27,9 +27,10 @@ type ClusterInfo struct {
 
 // SupervisorView is a live supervisor and what runs in its slots.
 type SupervisorView struct {
-	ID    string     `json:"id"`
-	PID   int        `json:"pid"`
-	Slots []SlotView `json:"slots"`
+	ID     string     `json:"id"`
+	PID    int        `json:"pid"`
+	LogURL string     `json:"log_url,omitempty"` // its workers' logs: LogURL/logs/<port>
+	Slots  []SlotView `json:"slots"`
 }
 
 // SlotView is one slot: free, or the worker assigned to it (Topology,
@@ -70,7 +71,7 @@ func (n *Nimbus) Cluster(ctx context.Context) (ClusterInfo, error) {
 		if err := meta.Decode(string(kv.Key), kv.Value, &s); err != nil {
 			return out, err
 		}
-		v := SupervisorView{ID: s.ID, PID: s.PID}
+		v := SupervisorView{ID: s.ID, PID: s.PID, LogURL: s.LogURL}
 		for _, port := range s.Ports {
 			v.Slots = append(v.Slots, slotView(ts, meta.Slot{Supervisor: s.ID, Port: port}))
 		}

@@ -32,7 +32,8 @@ func TestClusterView(t *testing.T) {
 	ctx := context.Background()
 	k := meta.New("/v")
 	for _, id := range []string{"s1", "s2"} {
-		if _, err := cli.Put(ctx, k.Supervisor(id), meta.Encode(meta.SupervisorInfo{ID: id, Ports: []int{7, 8}})); err != nil {
+		if _, err := cli.Put(ctx, k.Supervisor(id), meta.Encode(meta.SupervisorInfo{ID: id, Ports: []int{7, 8},
+			LogURL: "http://logs-of-" + id})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,6 +101,14 @@ func TestClusterView(t *testing.T) {
 	}
 	if used != 2 {
 		t.Fatalf("%d slots used, want 2: %+v", used, c.Supervisors)
+	}
+
+	page := get("/")
+	for _, want := range []string{"Leader: <b>n1</b>", "<td>wc</td>", "http://logs-of-s1/logs/7?tail=200&amp;format=text",
+		"pid 42 at 127.0.0.1:9", "free"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the cluster page lacks %q:\n%s", want, page)
+		}
 	}
 
 	p := expfmt.NewTextParser(model.UTF8Validation)

@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -96,8 +97,15 @@ type Config struct {
 	// command); otherwise they keep running, to be adopted.
 	StopWorkersOnExit bool
 	HTTPClient        *http.Client // fetching artifacts; nil: a 5-minute timeout
-	Clock             clock.Clock
-	Logger            *slog.Logger
+	// Listener, if not nil, serves the workers' logs (GET /logs/{port},
+	// see logHandler); its address is advertised in the supervisor's
+	// registration. Run closes it.
+	Listener net.Listener
+	// Token, if set, is required of log requests (Authorization: Bearer).
+	// A Listener off loopback needs one.
+	Token  string
+	Clock  clock.Clock
+	Logger *slog.Logger
 }
 
 // Validate reports a Config that New would refuse.
@@ -105,6 +113,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Client == nil || c.DataDir == "":
 		return errors.New("supervisor: Config.Client and DataDir are required")
+	case c.Listener != nil && c.Token == "" && !loopback(c.Listener.Addr().String()):
+		return fmt.Errorf("supervisor: a Token is required to serve the workers' logs on %s, off loopback", c.Listener.Addr())
 	case len(c.Ports) == 0:
 		return errors.New("supervisor: Config.Ports is empty: a supervisor needs at least one slot")
 	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0:
@@ -203,6 +213,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); s.register(ctx) }()
+	if s.cfg.Listener != nil {
+		srv := &http.Server{Handler: s.logHandler(), ReadHeaderTimeout: 10 * time.Second}
+		wg.Add(1)
+		go func() { defer wg.Done(); srv.Serve(s.cfg.Listener) }()
+		stop := context.AfterFunc(ctx, func() { srv.Close() })
+		defer stop()
+	}
 
 	runs := map[int]*slotRun{}
 	s.watchAssignments(ctx, func(desired map[int]work) {
@@ -257,7 +274,11 @@ func (s *Supervisor) adoptAll(life context.Context) map[int]*proc {
 func (s *Supervisor) register(ctx context.Context) {
 	retry := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(5*time.Second))}
 	ttl := max(1, int(math.Ceil(s.cfg.TTL.Seconds())))
-	info := meta.Encode(meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()})
+	si := meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()}
+	if s.cfg.Listener != nil {
+		si.LogURL = "http://" + s.cfg.Listener.Addr().String()
+	}
+	info := meta.Encode(si)
 	for ctx.Err() == nil {
 		sess, err := leader.NewSession(ctx, s.cfg.Client, ttl)
 		if err == nil {
@@ -502,8 +523,9 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 		return nil, err
 	}
 	args := append([]string{"worker", "--topology", r.work.Topology, "--supervisor", s.cfg.ID,
-		"--port", strconv.Itoa(r.port), "--data-dir", dir}, s.cfg.WorkerArgs...)
-	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, "worker.log"))
+		"--port", strconv.Itoa(r.port), "--data-dir", dir, "--log-file", filepath.Join(dir, WorkerLogFile), "--log-format", "json"},
+		s.cfg.WorkerArgs...)
+	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: starting %s: %w", path, err)
 	}
