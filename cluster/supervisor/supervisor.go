@@ -49,6 +49,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -526,6 +527,13 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 		"--port", strconv.Itoa(r.port), "--data-dir", dir, "--log-file", filepath.Join(dir, WorkerLogFile), "--log-format", "json"},
 		s.cfg.WorkerArgs...)
 	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
+	// An artifact just written may be "busy" for a moment: a process
+	// forked meanwhile (another slot's worker) inherited its write
+	// descriptor until it execs. Not a start failure: try again shortly.
+	for busy := 0; errors.Is(err, syscall.ETXTBSY) && busy < 50 && ctx.Err() == nil; busy++ {
+		s.sleep(ctx, 20*time.Millisecond)
+		p, cmd, err = launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: starting %s: %w", path, err)
 	}
