@@ -17,6 +17,7 @@ func (r *Running) Name() string { return r.t.name }
 // again returns the same error.
 func (r *Running) Stop(ctx context.Context) error {
 	r.stopOnce.Do(func() {
+		defer r.t.closeDRPC()
 		if r.cluster == nil { // a share (RunShare)
 			r.stopErr = r.run.Stop(ctx)
 			return

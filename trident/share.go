@@ -112,6 +112,9 @@ func (t *Topology) RunShare(cfg Config, s Share) (*Running, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if len(t.drpc) > 0 && s.Count > 1 {
+		return nil, fmt.Errorf("%w: DRPC streams run in one process: the requests live in the process of their drpc.Server", ErrInvalid)
+	}
 	topo, r, err := t.generate(&cfg, coordstore.Fence{Owner: t.name, Generation: s.Generation})
 	if err != nil {
 		return nil, err
@@ -132,8 +135,10 @@ func (t *Topology) RunShare(cfg Config, s Share) (*Running, error) {
 	if name == "" {
 		name = t.name
 	}
+	t.openDRPC()
 	run, err := topology.RunWorker(name, topo, tc, spec)
 	if err != nil {
+		t.closeDRPC()
 		return nil, err
 	}
 	r.run = run

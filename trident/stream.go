@@ -15,6 +15,7 @@ type Topology struct {
 	nodes   []*node
 	sources []*node
 	types   []func(*transport.Types) error // ValueType's registrations
+	drpc    []*drpcDecl                    // NewDRPCStream's functions
 	errs    []error
 }
 

@@ -72,8 +72,10 @@ func (t *Topology) Submit(ctx context.Context, cfg Config) (*Running, error) {
 	if private {
 		c = topology.NewLocalCluster()
 	}
+	t.openDRPC()
 	run, err := c.Submit(t.name, topo, tc)
 	if err != nil {
+		t.closeDRPC()
 		return nil, err
 	}
 	r.run, r.cluster, r.private = run, c, private
@@ -106,6 +108,9 @@ func (t *Topology) check() error {
 	if len(t.sources) == 0 {
 		errs = append(errs, errors.New("trident: the topology has no streams"))
 	}
+	if err := t.checkDRPC(); err != nil {
+		errs = append(errs, fmt.Errorf("trident: %w", err))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
@@ -119,6 +124,10 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 		cfg.BatchEmitInterval = 50 * time.Millisecond
 	}
 	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner)}
+	for _, d := range t.drpc {
+		d.cause = func(txid uint64) error { return r.status.Failure(TxID(txid)) }
+	}
+
 	r.plan = plan.New(r.graph)
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
 		return newStageTask(r.plan, s, t.nodes, cfg)

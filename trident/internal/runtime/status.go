@@ -30,7 +30,8 @@ type Status struct {
 	starts         atomic.Int64  // master starts: more than one after a worker restart
 
 	mu       sync.Mutex
-	failures map[txn.TxID]error // why the latest attempt at a txid failed
+	failures map[txn.TxID]error // why the latest attempt at a txid failed, until the master takes it
+	causes   map[txn.TxID]error // what the master took, until the txid commits (Failure)
 
 	latency       hist.Histogram // batch latencies: announcement of the committed attempt to the end of its commit
 	commitLatency hist.Histogram // commit latencies: start of the commit phase (the freeze) to the end of the commit
@@ -52,6 +53,13 @@ func (s *Status) Committed() txn.TxID { return txn.TxID(s.committed.Load()) }
 // SetCommitted publishes the last committed txid and wakes the goroutines
 // in WaitCommitted.
 func (s *Status) SetCommitted(txid txn.TxID) {
+	s.mu.Lock()
+	for t := range s.causes {
+		if t <= txid {
+			delete(s.causes, t)
+		}
+	}
+	s.mu.Unlock()
 	s.committed.Store(uint64(txid))
 	s.commits.Broadcast()
 }
@@ -154,5 +162,22 @@ func (s *Status) takeFailure(txid txn.TxID) error {
 	defer s.mu.Unlock()
 	err := s.failures[txid]
 	delete(s.failures, txid)
+	if err != nil {
+		if s.causes == nil {
+			s.causes = map[txn.TxID]error{}
+		}
+		s.causes[txid] = err
+	}
 	return err
+}
+
+// Failure returns the cause of the latest failed attempt at txid, as the
+// master took it, or nil; it is forgotten when txid commits.
+func (s *Status) Failure(txid txn.TxID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.failures[txid]; err != nil {
+		return err
+	}
+	return s.causes[txid]
 }

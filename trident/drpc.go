@@ -1,0 +1,132 @@
+package trident
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/squallstream/squall/drpc"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/spout"
+)
+
+// drpcDecl is one function a topology serves.
+type drpcDecl struct {
+	server   *drpc.Server
+	function string
+	returned bool                    // ReturnResults names it
+	cause    func(txid uint64) error // why a batch failed; set at Submit
+}
+
+// NewDRPCStream returns a stream of the requests to function on server,
+// with one field, "args": the request's arguments. Every request is a
+// batch of its own, so aggregations and state queries downstream run per
+// request, and ReturnResults sends each batch's tuples back as its
+// request's result. A request waits for the next batch (BatchEmitInterval)
+// and, if that batch's attempt fails, gets the failure (drpc.ErrFailed,
+// with the cause) rather than a replay's result. The requests live in
+// this process: a topology with DRPC streams runs with Submit, not split
+// across worker processes.
+func (t *Topology) NewDRPCStream(function string, server *drpc.Server) *Stream {
+	d := &drpcDecl{server: server, function: function}
+	if server == nil {
+		t.errorf("NewDRPCStream(%q): nil server", function)
+	}
+	for _, o := range t.drpc {
+		if o.function == function && o.server == server {
+			t.errorf("NewDRPCStream(%q): the function is declared twice", function)
+		}
+	}
+	t.drpc = append(t.drpc, d)
+	src := BatchSource(Fields{"args"}, func() spout.Batcher {
+		f := server.Function(function)
+		f.FailureCause(d.cause) // set by Submit before the spout starts
+		return &drpcBatcher{f: f}
+	})
+	return t.NewStream("$drpc:"+function, src)
+}
+
+// ReturnResults returns the values of fields of each batch's tuples of s
+// to the request of the batch, as the result of function (declared with
+// NewDRPCStream): one row per tuple, gathered in one task.
+func ReturnResults(s *Stream, function string, fields ...string) {
+	var d *drpcDecl
+	for _, o := range s.t.drpc {
+		if o.function == function {
+			d = o
+		}
+	}
+	if d == nil {
+		s.t.errorf("ReturnResults(%q): no DRPC stream of that function", function)
+		return
+	}
+	if d.returned {
+		s.t.errorf("ReturnResults(%q): the function's results are returned twice", function)
+	}
+	d.returned = true
+	Aggregate(s, fields, returnResults{d}, "$returned")
+}
+
+// checkDRPC reports DRPC functions whose results nothing returns.
+func (t *Topology) checkDRPC() error {
+	for _, d := range t.drpc {
+		if !d.returned {
+			return fmt.Errorf("DRPC function %q: no ReturnResults: its callers would wait until their deadline", d.function)
+		}
+	}
+	return nil
+}
+
+// drpcBatcher is the source of a DRPC stream: the request of each batch.
+type drpcBatcher struct{ f *drpc.Function }
+
+func (b *drpcBatcher) EmitBatch(_ context.Context, a Attempt, c spout.Collector) error {
+	if r := b.f.Next(uint64(a.TxID), int(a.N)); r != nil {
+		c.Emit(r.Args)
+	}
+	return nil
+}
+
+func (b *drpcBatcher) Ack(_ context.Context, txid state.TxID) error {
+	b.f.Committed(uint64(txid))
+	return nil
+}
+
+// Close fails the requests the stopping worker's batches hold.
+func (b *drpcBatcher) Close() error { b.f.Release(); return nil }
+
+// openDRPC has the servers take requests for the topology's functions.
+func (t *Topology) openDRPC() {
+	for _, d := range t.drpc {
+		d.server.Function(d.function)
+	}
+}
+
+// closeDRPC fails the requests of the topology's functions: it stopped.
+func (t *Topology) closeDRPC() {
+	for _, d := range t.drpc {
+		d.server.Function(d.function).Close()
+	}
+}
+
+// returnResults gathers a batch's tuples and answers its request.
+type returnResults struct{ d *drpcDecl }
+
+type gathered struct {
+	txid uint64
+	rows [][]any
+}
+
+func (r returnResults) Init(a Attempt, _ Collector) (*gathered, error) {
+	return &gathered{txid: uint64(a.TxID)}, nil
+}
+
+func (r returnResults) Aggregate(g *gathered, t Tuple, _ Collector) (*gathered, error) {
+	g.rows = append(g.rows, slices.Clone(t.Values()))
+	return g, nil
+}
+
+func (r returnResults) Complete(g *gathered, _ Collector) error {
+	r.d.server.Answer(r.d.function, g.txid, g.rows)
+	return nil
+}
