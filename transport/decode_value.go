@@ -19,7 +19,10 @@ func (d *decoder) value(depth int) (any, error) {
 		return int(int64(u)), err
 	case code >= codeFixStrLow && code <= codeFixStrHigh, code >= codeStr8 && code <= codeStr32:
 		b, err := d.c.strBytes(false)
-		return string(b), err
+		if err != nil {
+			return nil, err
+		}
+		return d.strs.get(b), nil
 	case code == codeFloat64:
 		return d.c.float64()
 	case code == codeTrue, code == codeFalse:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,12 +243,17 @@ func (g *grouper) each(msgs []Message, fn func(TaskID, []Message) error) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	same := true
-	for i := 1; i < len(msgs) && same; i++ {
-		same = msgs[i].Task == msgs[0].Task
-	}
-	if same {
-		return fn(msgs[0].Task, msgs)
+	if g.runs(msgs) {
+		for i, task := range g.tasks {
+			end := len(msgs)
+			if i+1 < len(g.starts) {
+				end = g.starts[i+1]
+			}
+			if err := fn(task, msgs[g.starts[i]:end]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if g.index == nil {
 		g.index = map[TaskID]int{}
@@ -287,6 +293,31 @@ func (g *grouper) each(msgs []Message, fn func(TaskID, []Message) error) error {
 	}
 	clear(g.sorted)
 	return nil
+}
+
+// maxRuns bounds the runs grouper.runs looks at; a frame with more goes
+// through the sorting path.
+const maxRuns = 16
+
+// runs splits msgs into runs of consecutive messages for one task,
+// recording each run's task and start in g.tasks and g.starts, and
+// reports whether every task has a single run (then the runs are the
+// groups, in place; the usual case, as senders batch per destination) in
+// at most maxRuns runs.
+func (g *grouper) runs(msgs []Message) bool {
+	g.tasks, g.starts = g.tasks[:0], g.starts[:0]
+	for i := range msgs {
+		task := msgs[i].Task
+		if i > 0 && task == msgs[i-1].Task {
+			continue
+		}
+		if len(g.tasks) == maxRuns || slices.Contains(g.tasks, task) {
+			return false
+		}
+		g.tasks = append(g.tasks, task)
+		g.starts = append(g.starts, i)
+	}
+	return true
 }
 
 // Stats returns the server's counters.
