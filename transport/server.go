@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,14 +16,17 @@ import (
 	"github.com/squallstream/squall/internal/notify"
 )
 
-// Handler receives the messages of a Server. Deliver is called with the
+// Handler receives the messages of a Server. Deliver is called with
 // messages of one frame for one destination task, in the order they were
-// sent, from one goroutine per connection; Deliver calls for different
-// connections may run concurrently. Deliver may block — the connection is
-// not read meanwhile beyond the receive queue, which pushes back on the
-// sender — but must return when ctx ends. A non-nil error closes the
-// connection: the messages of frames not yet delivered are lost, and their
-// trees time out.
+// sent: once per run of consecutive messages for one task, or, for a
+// frame of more than 16 such runs, once per task with all of the frame's
+// messages for it. Calls come from one goroutine per connection, in frame
+// order, so a task's messages arrive in the order they were sent; calls
+// for different connections may run concurrently. Deliver may block — the
+// connection is not read meanwhile beyond the receive queue, which pushes
+// back on the sender — but must return when ctx ends. A non-nil error
+// closes the connection: the messages of frames not yet delivered are
+// lost, and their trees time out.
 //
 // The msgs slice is reused after Deliver returns; the messages' Values
 // and Anchors are not, and may be kept.
@@ -229,7 +231,10 @@ func (s *Server) deliver(ctx context.Context, cancel context.CancelFunc, log *sl
 }
 
 // grouper splits a frame's messages by destination task, keeping their
-// order within each task. Its buffers are reused from frame to frame.
+// order within each task: into its runs of consecutive messages for one
+// task, in place, when there are at most maxRuns, else into one group
+// per task, sorted into a buffer. Its buffers are reused from frame to
+// frame.
 type grouper struct {
 	index  map[TaskID]int
 	tasks  []TaskID
@@ -295,26 +300,24 @@ func (g *grouper) each(msgs []Message, fn func(TaskID, []Message) error) error {
 	return nil
 }
 
-// maxRuns bounds the runs grouper.runs looks at; a frame with more goes
-// through the sorting path.
+// maxRuns bounds the runs of one task a frame may be delivered in as
+// they are; a frame of more runs is grouped by task.
 const maxRuns = 16
 
 // runs splits msgs into runs of consecutive messages for one task,
 // recording each run's task and start in g.tasks and g.starts, and
-// reports whether every task has a single run (then the runs are the
-// groups, in place; the usual case, as senders batch per destination) in
-// at most maxRuns runs.
+// reports whether there are at most maxRuns. Senders batch per
+// destination, so a frame is usually a few long runs.
 func (g *grouper) runs(msgs []Message) bool {
 	g.tasks, g.starts = g.tasks[:0], g.starts[:0]
 	for i := range msgs {
-		task := msgs[i].Task
-		if i > 0 && task == msgs[i-1].Task {
+		if i > 0 && msgs[i].Task == msgs[i-1].Task {
 			continue
 		}
-		if len(g.tasks) == maxRuns || slices.Contains(g.tasks, task) {
+		if len(g.tasks) == maxRuns {
 			return false
 		}
-		g.tasks = append(g.tasks, task)
+		g.tasks = append(g.tasks, msgs[i].Task)
 		g.starts = append(g.starts, i)
 	}
 	return true
