@@ -51,6 +51,14 @@ type peer struct {
 	acks     chan []ackerMsg
 	outcomes chan []spoutMsg
 
+	// The batches the sender has converted and sent, emptied, for the
+	// outboxes to fill again (newBuffer): a remote executor's batches
+	// live on this side of the wire, so they need not be allocated for
+	// every batch. At most freeBatches of each wait.
+	freeTuples   chan []Tuple
+	freeAcks     chan []ackerMsg
+	freeOutcomes chan []spoutMsg
+
 	// Scratch of the sender goroutine: Send encodes before it returns, so
 	// both are reused for every batch.
 	msgs    []transport.Message
@@ -96,7 +104,9 @@ func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, e
 			return nil, fmt.Errorf("topology: worker %s: peer %s: %w", a.self, id, err)
 		}
 		pe := &peer{id: id, client: cli, tuples: make(chan []Tuple, cfg.QueueCapacity),
-			acks: make(chan []ackerMsg, cfg.QueueCapacity), outcomes: make(chan []spoutMsg, cfg.QueueCapacity)}
+			acks: make(chan []ackerMsg, cfg.QueueCapacity), outcomes: make(chan []spoutMsg, cfg.QueueCapacity),
+			freeTuples: make(chan []Tuple, freeBatches), freeAcks: make(chan []ackerMsg, freeBatches),
+			freeOutcomes: make(chan []spoutMsg, freeBatches)}
 		n.peers = append(n.peers, pe)
 		n.wg.Add(1)
 		go n.send(ctx, pe)
@@ -124,13 +134,32 @@ func (n *network) send(ctx context.Context, pe *peer) {
 		select {
 		case b := <-pe.tuples:
 			n.forward(ctx, pe, pe.tupleMessages(b))
+			clear(pe.msgs) // the tuples' values
+			giveBack(pe.freeTuples, b)
 		case b := <-pe.acks:
 			n.forward(ctx, pe, pe.ackerMessages(n.r.plan, b))
+			giveBack(pe.freeAcks, b)
 		case b := <-pe.outcomes:
 			n.forward(ctx, pe, pe.outcomeMessages(b))
+			giveBack(pe.freeOutcomes, b)
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// freeBatches bounds the emptied batches of each kind a peer keeps for
+// reuse.
+const freeBatches = 4
+
+// giveBack empties a sent batch and keeps it for reuse, unless enough
+// wait already. Client.Send encoded the batch before it returned, so
+// nothing refers to it any more.
+func giveBack[T any](free chan []T, b []T) {
+	clear(b) // let the tuples' values go
+	select {
+	case free <- b[:0]:
+	default:
 	}
 }
 
