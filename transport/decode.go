@@ -179,7 +179,7 @@ func (d *decoder) arrayLen(min int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n < 0 || n > d.c.left()/min {
+	if n < 0 || n*min > d.c.left() { // n < 2^32: no overflow
 		return 0, fmt.Errorf("array of %d elements in %d bytes", n, d.c.left())
 	}
 	return n, nil

@@ -71,7 +71,7 @@ func (d *decoder) mapValue(depth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || n > d.c.left()/2 {
+	if n < 0 || 2*n > d.c.left() {
 		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.c.left())
 	}
 	m := make(map[string]any, n)
