@@ -265,7 +265,7 @@ func (n *network) Deliver(ctx context.Context, from string, task transport.TaskI
 	var batch any // nil if no message converts
 	switch p.execs[exec].kind {
 	case boltExec:
-		if b := convert(n, from, task, msgs, n.tuple); b != nil {
+		if b := n.tuples(from, task, msgs); b != nil {
 			batch = b
 		}
 	case ackerExec:
@@ -366,25 +366,54 @@ func (n *network) drop(from string, task TaskID, msgs int, why string) {
 		"from", from, "task", task, "messages", msgs, "reason", why)
 }
 
-// tuple converts a tuple message for a bolt task.
-func (n *network) tuple(m *transport.Message) (Tuple, error) {
-	if m.Kind != transport.KindTuple {
-		return Tuple{}, fmt.Errorf("a %v message for a bolt task", m.Kind)
+// tuples converts tuple messages for a bolt task into one batch,
+// dropping the ones that do not fit; nil if none does. It fills the
+// batch in place: a Tuple is large and holds pointers, so copying one
+// into the batch would cost write barriers whenever the GC runs.
+func (n *network) tuples(from string, task TaskID, msgs []transport.Message) []Tuple {
+	batch := make([]Tuple, len(msgs))
+	k := 0
+	// The schema of the previous message's source and stream: usually
+	// this message's too.
+	var s *schema
+	src, stream, known := TaskID(0), "", false
+	for i := range msgs {
+		m := &msgs[i]
+		if !known || m.Source != src || m.Stream != stream {
+			s, src, stream, known = n.r.plan.schemaOf(m.Source, m.Stream), m.Source, m.Stream, true
+		}
+		if err := tuple(m, s, &batch[k]); err != nil { // batch[k] untouched
+			n.drop(from, task, 1, err.Error())
+			continue
+		}
+		k++
 	}
-	s := n.r.plan.schemaOf(m.Source, m.Stream)
+	if k == 0 {
+		return nil
+	}
+	return batch[:k:k]
+}
+
+// tuple converts a tuple message for a bolt task into t, given the
+// schema of its source's stream (nil if it declares none). On error it
+// leaves t as it was.
+func tuple(m *transport.Message, s *schema, t *Tuple) error {
+	if m.Kind != transport.KindTuple {
+		return fmt.Errorf("a %v message for a bolt task", m.Kind)
+	}
 	if s == nil {
-		return Tuple{}, fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
+		return fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
 	}
 	if len(m.Values) != len(s.fields) {
-		return Tuple{}, fmt.Errorf("%d values on stream %v", len(m.Values), s)
+		return fmt.Errorf("%d values on stream %v", len(m.Values), s)
 	}
-	t := Tuple{values: m.Values, schema: s, srcTask: m.Source, dstTask: m.Task}
+	t.values, t.schema, t.srcTask, t.dstTask = m.Values, s, m.Source, m.Task
 	for _, a := range m.Anchors {
 		if a.Root != 0 {
 			t.ids.xor(a.Root, a.Edge)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func (n *network) ackerMessage(m *transport.Message) (ackerMsg, error) {
