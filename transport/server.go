@@ -206,8 +206,8 @@ func (s *Server) read(ctx context.Context, conn net.Conn, full, free chan *inFra
 	}
 }
 
-// deliver hands each frame to the handler, one call per destination task.
-// A handler error cancels the connection.
+// deliver hands each frame to the handler, one call per run of messages
+// for one task (see grouper). A handler error cancels the connection.
 func (s *Server) deliver(ctx context.Context, cancel context.CancelFunc, log *slog.Logger, peer string, full, free chan *inFrame) {
 	var g grouper
 	for f := range full {
