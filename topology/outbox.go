@@ -67,15 +67,15 @@ func (o *outbox) markDirty(exec int) {
 }
 
 func (o *outbox) tuple(dst TaskID, t Tuple) {
-	push(o, o.tuples, o.w.boltIn, o.w.plan.taskExec[dst], t)
+	push(o, o.tuples, o.w.boltIn, o.w.boltFree, o.w.plan.taskExec[dst], t)
 }
 
 func (o *outbox) ack(dst TaskID, m ackerMsg) {
-	push(o, o.acks, o.w.ackerIn, o.w.plan.taskExec[dst], m)
+	push(o, o.acks, o.w.ackerIn, o.w.ackerFree, o.w.plan.taskExec[dst], m)
 }
 
 func (o *outbox) outcome(m spoutMsg) {
-	push(o, o.outcomes, o.w.spoutIn, o.w.plan.taskExec[m.task], m)
+	push(o, o.outcomes, o.w.spoutIn, o.w.spoutFree, o.w.plan.taskExec[m.task], m)
 }
 
 // flush sends every partial buffer.
@@ -91,15 +91,30 @@ func (o *outbox) flush() {
 }
 
 // push buffers v for executor exec and sends the buffer once it is full.
-func push[T any](o *outbox, bufs [][]T, queues []chan []T, exec int, v T) {
+// A new buffer is one given back on free[exec] if there is one (a remote
+// executor's batch, emptied by its peer's sender), else a fresh one: the
+// executor receiving a batch owns it.
+func push[T any](o *outbox, bufs [][]T, queues []chan []T, free []chan []T, exec int, v T) {
 	if bufs[exec] == nil {
-		bufs[exec] = make([]T, 0, o.batch)
+		bufs[exec] = newBuffer(free, exec, o.batch)
 	}
 	bufs[exec] = append(bufs[exec], v)
 	o.markDirty(exec)
 	if len(bufs[exec]) >= o.batch {
 		sendBuffer(o, bufs, queues, exec)
 	}
+}
+
+// newBuffer returns an empty buffer of capacity n for executor exec.
+func newBuffer[T any](free []chan []T, exec, n int) []T {
+	if free != nil && free[exec] != nil {
+		select {
+		case b := <-free[exec]:
+			return b[:0]
+		default:
+		}
+	}
+	return make([]T, 0, n)
 }
 
 // sendBuffer sends executor exec's buffer, if it holds anything, to its

@@ -51,6 +51,14 @@ type peer struct {
 	acks     chan []ackerMsg
 	outcomes chan []spoutMsg
 
+	// The batches the sender has converted and sent, emptied, for the
+	// outboxes to fill again (newBuffer): a remote executor's batches
+	// live on this side of the wire, so they need not be allocated for
+	// every batch. At most freeBatches of each wait.
+	freeTuples   chan []Tuple
+	freeAcks     chan []ackerMsg
+	freeOutcomes chan []spoutMsg
+
 	// Scratch of the sender goroutine: Send encodes before it returns, so
 	// both are reused for every batch.
 	msgs    []transport.Message
@@ -96,7 +104,9 @@ func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, e
 			return nil, fmt.Errorf("topology: worker %s: peer %s: %w", a.self, id, err)
 		}
 		pe := &peer{id: id, client: cli, tuples: make(chan []Tuple, cfg.QueueCapacity),
-			acks: make(chan []ackerMsg, cfg.QueueCapacity), outcomes: make(chan []spoutMsg, cfg.QueueCapacity)}
+			acks: make(chan []ackerMsg, cfg.QueueCapacity), outcomes: make(chan []spoutMsg, cfg.QueueCapacity),
+			freeTuples: make(chan []Tuple, freeBatches), freeAcks: make(chan []ackerMsg, freeBatches),
+			freeOutcomes: make(chan []spoutMsg, freeBatches)}
 		n.peers = append(n.peers, pe)
 		n.wg.Add(1)
 		go n.send(ctx, pe)
@@ -124,13 +134,32 @@ func (n *network) send(ctx context.Context, pe *peer) {
 		select {
 		case b := <-pe.tuples:
 			n.forward(ctx, pe, pe.tupleMessages(b))
+			clear(pe.msgs) // the tuples' values
+			giveBack(pe.freeTuples, b)
 		case b := <-pe.acks:
 			n.forward(ctx, pe, pe.ackerMessages(n.r.plan, b))
+			giveBack(pe.freeAcks, b)
 		case b := <-pe.outcomes:
 			n.forward(ctx, pe, pe.outcomeMessages(b))
+			giveBack(pe.freeOutcomes, b)
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// freeBatches bounds the emptied batches of each kind a peer keeps for
+// reuse.
+const freeBatches = 4
+
+// giveBack empties a sent batch and keeps it for reuse, unless enough
+// wait already. Client.Send encoded the batch before it returned, so
+// nothing refers to it any more.
+func giveBack[T any](free chan []T, b []T) {
+	clear(b) // let the tuples' values go
+	select {
+	case free <- b[:0]:
+	default:
 	}
 }
 
@@ -236,7 +265,7 @@ func (n *network) Deliver(ctx context.Context, from string, task transport.TaskI
 	var batch any // nil if no message converts
 	switch p.execs[exec].kind {
 	case boltExec:
-		if b := convert(n, from, task, msgs, n.tuple); b != nil {
+		if b := n.tuples(from, task, msgs); b != nil {
 			batch = b
 		}
 	case ackerExec:
@@ -337,25 +366,54 @@ func (n *network) drop(from string, task TaskID, msgs int, why string) {
 		"from", from, "task", task, "messages", msgs, "reason", why)
 }
 
-// tuple converts a tuple message for a bolt task.
-func (n *network) tuple(m *transport.Message) (Tuple, error) {
-	if m.Kind != transport.KindTuple {
-		return Tuple{}, fmt.Errorf("a %v message for a bolt task", m.Kind)
+// tuples converts tuple messages for a bolt task into one batch,
+// dropping the ones that do not fit; nil if none does. It fills the
+// batch in place: a Tuple is large and holds pointers, so copying one
+// into the batch would cost write barriers whenever the GC runs.
+func (n *network) tuples(from string, task TaskID, msgs []transport.Message) []Tuple {
+	batch := make([]Tuple, len(msgs))
+	k := 0
+	// The schema of the previous message's source and stream: usually
+	// this message's too.
+	var s *schema
+	src, stream, known := TaskID(0), "", false
+	for i := range msgs {
+		m := &msgs[i]
+		if !known || m.Source != src || m.Stream != stream {
+			s, src, stream, known = n.r.plan.schemaOf(m.Source, m.Stream), m.Source, m.Stream, true
+		}
+		if err := tuple(m, s, &batch[k]); err != nil { // batch[k] untouched
+			n.drop(from, task, 1, err.Error())
+			continue
+		}
+		k++
 	}
-	s := n.r.plan.schemaOf(m.Source, m.Stream)
+	if k == 0 {
+		return nil
+	}
+	return batch[:k:k]
+}
+
+// tuple converts a tuple message for a bolt task into t, given the
+// schema of its source's stream (nil if it declares none). On error it
+// leaves t as it was.
+func tuple(m *transport.Message, s *schema, t *Tuple) error {
+	if m.Kind != transport.KindTuple {
+		return fmt.Errorf("a %v message for a bolt task", m.Kind)
+	}
 	if s == nil {
-		return Tuple{}, fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
+		return fmt.Errorf("task %d declares no stream %q", m.Source, m.Stream)
 	}
 	if len(m.Values) != len(s.fields) {
-		return Tuple{}, fmt.Errorf("%d values on stream %v", len(m.Values), s)
+		return fmt.Errorf("%d values on stream %v", len(m.Values), s)
 	}
-	t := Tuple{values: m.Values, schema: s, srcTask: m.Source, dstTask: m.Task}
+	t.values, t.schema, t.srcTask, t.dstTask = m.Values, s, m.Source, m.Task
 	for _, a := range m.Anchors {
 		if a.Root != 0 {
 			t.ids.xor(a.Root, a.Edge)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func (n *network) ackerMessage(m *transport.Message) (ackerMsg, error) {

@@ -48,7 +48,12 @@ type worker struct {
 	boltIn  []chan []Tuple
 	ackerIn []chan []ackerMsg
 	spoutIn []chan []spoutMsg
-	pending []atomic.Int64 // per spout executor: trees pending
+	// Per executor, for the remote ones only (nil otherwise): where
+	// their peer's sender gives emptied batches back (peer.freeTuples …).
+	boltFree  []chan []Tuple
+	ackerFree []chan []ackerMsg
+	spoutFree []chan []spoutMsg
+	pending   []atomic.Int64 // per spout executor: trees pending
 
 	incarnation int            // 0 for the first worker of a topology, +1 per restart
 	drained     *notify.Signal // broadcast when a spout executor's pending count drops to 0
@@ -74,6 +79,12 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarna
 			// backpressure, and the peer's sender forwards them.
 			pe := net.peers[p.cluster.execPeer[i]]
 			w.boltIn[i], w.ackerIn[i], w.spoutIn[i] = pe.tuples, pe.acks, pe.outcomes
+			if w.boltFree == nil {
+				w.boltFree = make([]chan []Tuple, n)
+				w.ackerFree = make([]chan []ackerMsg, n)
+				w.spoutFree = make([]chan []spoutMsg, n)
+			}
+			w.boltFree[i], w.ackerFree[i], w.spoutFree[i] = pe.freeTuples, pe.freeAcks, pe.freeOutcomes
 			continue
 		}
 		switch e.kind {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/squallstream/squall/acker"
 )
@@ -25,13 +26,15 @@ type decoder struct {
 	c       cursor
 	types   *Types
 	streams map[string]string // interned stream names
+	last    string            // the last stream name decoded
+	strs    stringCache
 
 	values  []any    // the unused part of the current values chunk
 	anchors []Anchor // the unused part of the current anchors chunk
 }
 
 func newDecoder(types *Types) *decoder {
-	return &decoder{types: types, streams: map[string]string{}}
+	return &decoder{types: types, streams: map[string]string{}, strs: newStringCache()}
 }
 
 var errTrailing = errors.New("bytes after the last message")
@@ -45,12 +48,17 @@ func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
 	if err != nil {
 		return out, badFrame(len(body), "message count: %v", err)
 	}
+	out = slices.Grow(out, n)
 	for i := range n {
-		var m Message
-		if err := d.message(&m); err != nil {
-			return out, badFrame(len(body), "message %d of %d: %v", i, n, err)
+		// Decoded in place: copying a Message costs write barriers while
+		// the GC runs.
+		out = out[:len(out)+1]
+		m := &out[len(out)-1]
+		*m = Message{}
+		if err := d.message(m); err != nil {
+			*m = Message{}
+			return out[:len(out)-1], badFrame(len(body), "message %d of %d: %v", i, n, err)
 		}
-		out = append(out, m)
 	}
 	if d.c.left() != 0 {
 		return out, badFrame(len(body), "%v: %d", errTrailing, d.c.left())
@@ -171,7 +179,7 @@ func (d *decoder) arrayLen(min int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n < 0 || n > d.c.left()/min {
+	if n < 0 || n*min > d.c.left() { // n < 2^32: no overflow
 		return 0, fmt.Errorf("array of %d elements in %d bytes", n, d.c.left())
 	}
 	return n, nil
@@ -183,10 +191,15 @@ func (d *decoder) stream() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if string(b) == d.last { // most messages of a frame share a stream
+		return d.last, nil
+	}
 	if s, ok := d.streams[string(b)]; ok {
+		d.last = s
 		return s, nil
 	}
 	s := string(b)
+	d.last = s
 	if len(d.streams) < maxStreams {
 		d.streams[s] = s
 	}

@@ -19,7 +19,10 @@ func (d *decoder) value(depth int) (any, error) {
 		return int(int64(u)), err
 	case code >= codeFixStrLow && code <= codeFixStrHigh, code >= codeStr8 && code <= codeStr32:
 		b, err := d.c.strBytes(false)
-		return string(b), err
+		if err != nil {
+			return nil, err
+		}
+		return d.strs.get(b), nil
 	case code == codeFloat64:
 		return d.c.float64()
 	case code == codeTrue, code == codeFalse:
@@ -68,7 +71,7 @@ func (d *decoder) mapValue(depth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || n > d.c.left()/2 {
+	if n < 0 || 2*n > d.c.left() {
 		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.c.left())
 	}
 	m := make(map[string]any, n)

@@ -13,7 +13,8 @@
 //
 // A Server accepts connections, checks each peer's handshake (protocol
 // version, topology id, worker ids), decodes frames and hands their
-// messages to a Handler, one call per destination task. A bounded queue
+// messages to a Handler, one call per run of messages for one
+// destination task (see Handler). A bounded queue
 // of decoded frames per connection sits between reading and the
 // handler: when the handler is slow the connection is not read, TCP's
 // window closes and the sender's queue fills.

@@ -3,11 +3,10 @@ package transport
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // extSized is the extension id of the sized integers (int8 … int64,
@@ -60,79 +59,64 @@ func sizedTag(v any) (byte, bool) {
 	return 0, false
 }
 
-// appendWriter is the msgpack Encoder's writer: it appends to b. The
-// Encoder writes through it unbuffered, so b is always up to date.
-type appendWriter struct{ b []byte }
+// wireBuf is the buffer an encoder appends to.
+type wireBuf struct{ b []byte }
 
-func (w *appendWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-func (w *appendWriter) WriteByte(c byte) error {
-	w.b = append(w.b, c)
-	return nil
-}
-
-func (w *appendWriter) WriteString(s string) (int, error) {
-	w.b = append(w.b, s...)
-	return len(s), nil
-}
-
-// encoder appends messages in the wire format (see frame.go) to w.b. It
-// is not safe for concurrent use.
+// encoder appends messages in the wire format (see frame.go) to w.b,
+// writing msgpack itself: every integer, length and header in its
+// smallest encoding, floats at their own width, which is what the
+// msgpack library's Encoder writes for the same calls (encode_ref_test.go
+// checks it byte for byte). It is not safe for concurrent use.
 type encoder struct {
-	w       appendWriter
-	enc     *msgpack.Encoder
+	w       wireBuf
 	types   *Types
 	scratch []byte
 }
 
 func newEncoder(types *Types) *encoder {
-	e := &encoder{types: types}
-	e.enc = msgpack.NewEncoder(&e.w)
-	return e
+	return &encoder{types: types}
 }
 
 // message appends m. On error the bytes appended so far are left in w.b;
 // the caller truncates.
 func (e *encoder) message(m *Message) error {
-	enc := e.enc
 	n := fieldCount(m.Kind)
 	if n == 0 {
 		return fmt.Errorf("transport: cannot send a message of %v", m.Kind)
 	}
-	enc.EncodeArrayLen(n)
-	enc.EncodeUint(uint64(m.Kind))
-	enc.EncodeInt(int64(m.Task))
+	b := appendArrayLen(e.w.b, n)
+	b = appendUint(b, uint64(m.Kind))
+	b = appendInt(b, int64(m.Task))
 	switch m.Kind {
 	case KindTuple:
-		enc.EncodeString(m.Stream)
-		enc.EncodeInt(int64(m.Source))
-		enc.EncodeArrayLen(2 * len(m.Anchors))
+		b = appendString(b, m.Stream)
+		b = appendInt(b, int64(m.Source))
+		b = appendArrayLen(b, 2*len(m.Anchors))
 		for _, a := range m.Anchors {
-			enc.EncodeUint(uint64(a.Root))
-			enc.EncodeUint(a.Edge)
+			b = appendUint(b, uint64(a.Root))
+			b = appendUint(b, a.Edge)
 		}
-		enc.EncodeArrayLen(len(m.Values))
+		e.w.b = appendArrayLen(b, len(m.Values))
 		for i, v := range m.Values {
 			if err := e.value(v, 1); err != nil {
 				return prefixPath(err, "values["+strconv.Itoa(i)+"]")
 			}
 		}
+		return nil
 	case KindInit:
-		enc.EncodeUint(uint64(m.Root))
-		enc.EncodeUint(m.XOR)
-		enc.EncodeInt(int64(m.Source))
+		b = appendUint(b, uint64(m.Root))
+		b = appendUint(b, m.XOR)
+		b = appendInt(b, int64(m.Source))
 	case KindAck:
-		enc.EncodeUint(uint64(m.Root))
-		enc.EncodeUint(m.XOR)
+		b = appendUint(b, uint64(m.Root))
+		b = appendUint(b, m.XOR)
 	case KindFail, KindReset:
-		enc.EncodeUint(uint64(m.Root))
+		b = appendUint(b, uint64(m.Root))
 	case KindOutcome:
-		enc.EncodeUint(uint64(m.Root))
-		enc.EncodeUint(uint64(m.Status))
+		b = appendUint(b, uint64(m.Root))
+		b = appendUint(b, uint64(m.Status))
 	}
+	e.w.b = b
 	return nil
 }
 
@@ -152,53 +136,60 @@ func fieldCount(k Kind) int {
 	return 0
 }
 
-// value appends one tuple value. The msgpack Encoder writes into an
-// appendWriter, which never fails, so its errors are not checked.
+// value appends one tuple value.
 func (e *encoder) value(v any, depth int) error {
-	enc := e.enc
+	b := e.w.b
 	switch x := v.(type) {
 	case nil:
-		enc.EncodeNil()
+		b = append(b, codeNil)
 	case string:
-		enc.EncodeString(x)
+		b = appendString(b, x)
 	case int:
-		enc.EncodeInt(int64(x))
+		b = appendInt(b, int64(x))
 	case float64:
-		enc.EncodeFloat64(x)
+		b = append(b, codeFloat64)
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(x))
 	case bool:
-		enc.EncodeBool(x)
-	case []byte: // nil too: msgpack's EncodeBytes would turn it into nil
-		enc.EncodeBytesLen(len(x))
-		e.w.b = append(e.w.b, x...)
+		if x {
+			b = append(b, codeTrue)
+		} else {
+			b = append(b, codeFalse)
+		}
+	case []byte: // nil too: it arrives empty
+		b = appendLen(b, codeBin8, len(x))
+		b = append(b, x...)
 	case time.Time:
-		enc.EncodeTime(x)
+		b = appendTime(b, x)
 	case float32:
-		enc.EncodeFloat32(x)
+		b = append(b, codeFloat32)
+		b = binary.BigEndian.AppendUint32(b, math.Float32bits(x))
 	case []any:
 		if depth >= maxDepth {
 			return &ValueError{Type: reflect.TypeOf(v), Reason: "nested too deeply"}
 		}
-		enc.EncodeArrayLen(len(x))
+		e.w.b = appendArrayLen(b, len(x))
 		for i, el := range x {
 			if err := e.value(el, depth+1); err != nil {
 				return prefixPath(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
+		return nil
 	case map[string]any:
 		if depth >= maxDepth {
 			return &ValueError{Type: reflect.TypeOf(v), Reason: "nested too deeply"}
 		}
-		enc.EncodeMapLen(len(x))
+		e.w.b = appendMapLen(b, len(x))
 		for k, el := range x {
-			enc.EncodeString(k)
+			e.w.b = appendString(e.w.b, k)
 			if err := e.value(el, depth+1); err != nil {
 				return prefixPath(err, "["+strconv.Quote(k)+"]")
 			}
 		}
+		return nil
 	default:
 		if tag, ok := sizedTag(v); ok {
-			e.sized(tag, v)
-			return nil
+			b = appendSized(b, tag, v)
+			break
 		}
 		t := e.types.lookupType(reflect.TypeOf(v))
 		if t == nil {
@@ -209,14 +200,15 @@ func (e *encoder) value(v any, depth int) error {
 		if err != nil {
 			return &ValueError{Type: reflect.TypeOf(v), Reason: err.Error()}
 		}
-		enc.EncodeExtHeader(t.id, len(e.scratch))
-		e.w.b = append(e.w.b, e.scratch...)
+		b = appendExtHeader(b, t.id, len(e.scratch))
+		b = append(b, e.scratch...)
 	}
+	e.w.b = b
 	return nil
 }
 
-// sized appends a sized integer as extSized.
-func (e *encoder) sized(tag byte, v any) {
+// appendSized appends a sized integer as extSized.
+func appendSized(b []byte, tag byte, v any) []byte {
 	var u uint64
 	width := 8
 	switch x := v.(type) {
@@ -239,11 +231,11 @@ func (e *encoder) sized(tag byte, v any) {
 	case uint64:
 		u = x
 	}
-	e.enc.EncodeExtHeader(extSized, 1+width)
-	var buf [9]byte
-	buf[0] = tag
-	binary.BigEndian.PutUint64(buf[1:], u<<(64-8*width))
-	e.w.b = append(e.w.b, buf[:1+width]...)
+	b = appendExtHeader(b, extSized, 1+width)
+	b = append(b, tag)
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], u<<(64-8*width))
+	return append(b, buf[:width]...)
 }
 
 // prefixPath puts p in front of the path of a *ValueError.

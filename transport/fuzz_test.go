@@ -135,6 +135,9 @@ func FuzzDecodeSameAsMsgpack(f *testing.F) {
 			if err != nil && (!errors.As(err, &fe) || !errors.Is(err, ErrBadFrame)) {
 				t.Fatalf("error %v is not a FrameError of ErrBadFrame", err)
 			}
+			if len(got) == 0 && len(want) == 0 {
+				continue // nil or empty: no messages either way
+			}
 			if a, b := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", want); a != b {
 				t.Fatalf("types %v: decoded\n%s\nmsgpack decoder:\n%s", ts != nil, a, b)
 			}

@@ -73,9 +73,12 @@ type Anchor struct {
 //
 // A Message handed to Client.Send is encoded before Send returns, so the
 // caller may reuse it and its slices at once. A Message delivered to a
-// Handler owns its Values and Anchors (fresh memory, shared with nothing),
-// so a handler may keep them; the slice of messages itself is only valid
-// during the call.
+// Handler owns its Values and Anchors slices (fresh memory, shared with
+// nothing and never reused by the server), so a handler may keep them;
+// the slice of messages itself is only valid during the call. Values
+// never share memory with the frame; a short string value may be the
+// same string as in an earlier message of the connection, which strings
+// being immutable makes no difference.
 type Message struct {
 	Kind Kind
 	Task TaskID // the destination task

@@ -16,14 +16,17 @@ import (
 	"github.com/squallstream/squall/internal/notify"
 )
 
-// Handler receives the messages of a Server. Deliver is called with the
+// Handler receives the messages of a Server. Deliver is called with
 // messages of one frame for one destination task, in the order they were
-// sent, from one goroutine per connection; Deliver calls for different
-// connections may run concurrently. Deliver may block — the connection is
-// not read meanwhile beyond the receive queue, which pushes back on the
-// sender — but must return when ctx ends. A non-nil error closes the
-// connection: the messages of frames not yet delivered are lost, and their
-// trees time out.
+// sent: once per run of consecutive messages for one task, or, for a
+// frame of more than 16 such runs, once per task with all of the frame's
+// messages for it. Calls come from one goroutine per connection, in frame
+// order, so a task's messages arrive in the order they were sent; calls
+// for different connections may run concurrently. Deliver may block — the
+// connection is not read meanwhile beyond the receive queue, which pushes
+// back on the sender — but must return when ctx ends. A non-nil error
+// closes the connection: the messages of frames not yet delivered are
+// lost, and their trees time out.
 //
 // The msgs slice is reused after Deliver returns; the messages' Values
 // and Anchors are not, and may be kept.
@@ -203,8 +206,8 @@ func (s *Server) read(ctx context.Context, conn net.Conn, full, free chan *inFra
 	}
 }
 
-// deliver hands each frame to the handler, one call per destination task.
-// A handler error cancels the connection.
+// deliver hands each frame to the handler, one call per run of messages
+// for one task (see grouper). A handler error cancels the connection.
 func (s *Server) deliver(ctx context.Context, cancel context.CancelFunc, log *slog.Logger, peer string, full, free chan *inFrame) {
 	var g grouper
 	for f := range full {
@@ -225,68 +228,6 @@ func (s *Server) deliver(ctx context.Context, cancel context.CancelFunc, log *sl
 		default:
 		}
 	}
-}
-
-// grouper splits a frame's messages by destination task, keeping their
-// order within each task. Its buffers are reused from frame to frame.
-type grouper struct {
-	index  map[TaskID]int
-	tasks  []TaskID
-	starts []int
-	slot   []int
-	next   []int
-	sorted []Message
-}
-
-func (g *grouper) each(msgs []Message, fn func(TaskID, []Message) error) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	same := true
-	for i := 1; i < len(msgs) && same; i++ {
-		same = msgs[i].Task == msgs[0].Task
-	}
-	if same {
-		return fn(msgs[0].Task, msgs)
-	}
-	if g.index == nil {
-		g.index = map[TaskID]int{}
-	}
-	clear(g.index)
-	g.tasks, g.starts, g.slot = g.tasks[:0], g.starts[:0], g.slot[:0]
-	for _, m := range msgs { // count per task, in order of first appearance
-		i, ok := g.index[m.Task]
-		if !ok {
-			i = len(g.tasks)
-			g.index[m.Task] = i
-			g.tasks = append(g.tasks, m.Task)
-			g.starts = append(g.starts, 0)
-		}
-		g.starts[i]++
-		g.slot = append(g.slot, i)
-	}
-	sum := 0
-	for i, n := range g.starts { // counts to start offsets
-		g.starts[i], sum = sum, sum+n
-	}
-	g.sorted = append(g.sorted[:0], msgs...) // sized; overwritten below
-	g.next = append(g.next[:0], g.starts...)
-	for k, m := range msgs {
-		i := g.slot[k]
-		g.sorted[g.next[i]] = m
-		g.next[i]++
-	}
-	for i, task := range g.tasks {
-		end := len(msgs)
-		if i+1 < len(g.starts) {
-			end = g.starts[i+1]
-		}
-		if err := fn(task, g.sorted[g.starts[i]:end]); err != nil {
-			return err
-		}
-	}
-	clear(g.sorted)
-	return nil
 }
 
 // Stats returns the server's counters.
