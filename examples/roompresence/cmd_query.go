@@ -15,11 +15,12 @@ import (
 
 func cmdQuery(ctx context.Context, args []string) error {
 	var o options
-	var roomID, day string
+	var roomID, day, drpcURL string
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	o.register(fs)
 	fs.StringVar(&roomID, "room", "", "the room, e.g. room-03 (required)")
 	fs.StringVar(&day, "day", "2026-01-05", "the day, YYYY-MM-DD (UTC)")
+	fs.StringVar(&drpcURL, "drpc", "", "ask the running topology over DRPC at this URL (printed by run) instead of reading the store")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,6 +30,9 @@ func cmdQuery(ctx context.Context, args []string) error {
 	}
 	if roomID == "" {
 		return fmt.Errorf("query needs --room")
+	}
+	if drpcURL != "" {
+		return askDay(ctx, drpcURL, roomID, d, os.Stdout)
 	}
 	st, err := o.openStore(ctx)
 	if err != nil {

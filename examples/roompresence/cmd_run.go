@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/squallstream/squall/drpc"
 	"log/slog"
 	"os"
 	"time"
@@ -70,7 +71,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	var ff faultFlags
 	var tasks int
 	var until, verbose bool
-	var httpAddr string
+	var httpAddr, drpcAddr string
 	var lf logFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	lf.register(fs)
@@ -80,6 +81,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
 	fs.StringVar(&httpAddr, "http", monitor.DefaultAddr, "address of the web UI, REST API and /metrics (port 0: any free port; empty: none); off loopback the actions need $"+monitorTokenVar)
+	fs.StringVar(&drpcAddr, "drpc", "127.0.0.1:0", "address of the DRPC server (POST /drpc/"+drpcTimeline+"; port 0: any free port; empty: none)")
 	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
@@ -128,9 +130,20 @@ func cmdRun(ctx context.Context, args []string) error {
 		}()
 		fmt.Fprintf(os.Stderr, "run: monitor (web UI, /api/v1, /metrics) on %s\n", srv.URL())
 	}
+	var queries *drpc.Server
+	if drpcAddr != "" {
+		queries = drpc.NewServer(drpc.Config{})
+		stop, url, err := serveDRPC(queries, drpcAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(os.Stderr, "run: DRPC on %s (try: roompresence query --drpc %s --room room-03)\n", url, url)
+	}
 	fmt.Fprintf(os.Stderr, "run: reading %s from %v into %s\n", o.topic, o.brokers(), o.describeStore())
 	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), kafkaSec: o.sec.kafka(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
-		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log, monitor: mon})
+		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log, monitor: mon,
+		drpc: queries})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
 	return err

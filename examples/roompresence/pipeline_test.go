@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/squallstream/squall/drpc"
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
@@ -53,7 +56,13 @@ func TestPipelineExactlyOnce(t *testing.T) {
 		e, err := room.Decode([]byte(tu.String("value")))
 		return []any{e.Visit, e}, err
 	}), fieldVisit, fieldEvent)
-	pipeline{presence: st, timelines: st.Timelines(), faults: faults, tasks: 2}.build(tt, events)
+	queries := drpc.NewServer(drpc.Config{})
+	stopDRPC, url, err := serveDRPC(queries, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopDRPC()
+	pipeline{presence: st, timelines: st.Timelines(), faults: faults, tasks: 2, drpc: queries}.build(tt, events)
 
 	cluster := topology.NewLocalCluster()
 	defer cluster.Shutdown(context.Background())
@@ -89,6 +98,32 @@ func TestPipelineExactlyOnce(t *testing.T) {
 	}
 	if d, err := compareStore(ctx, st, want); err != nil || d.total() != 0 {
 		t.Fatalf("after more commits: %v, %v", d, err)
+	}
+	// The DRPC query reads the same hourly table as the store does. A
+	// request whose batch an injected fault failed gets the failure: ask
+	// again.
+	for k := range want.Timelines {
+		day := k.Hour.Truncate(24 * time.Hour)
+		var viaStore, viaDRPC bytes.Buffer
+		if err := printDay(ctx, st, k.Room, day, &viaStore); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for range 10 {
+			viaDRPC.Reset()
+			if err = askDay(ctx, url, k.Room, day, &viaDRPC); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("asking %s over DRPC: %v", k.Room, err)
+		}
+		body := func(b bytes.Buffer) string { _, rest, _ := strings.Cut(b.String(), "\n"); return rest }
+		if body(viaDRPC) != body(viaStore) {
+			t.Fatalf("over DRPC:\n%s\nfrom the store:\n%s", viaDRPC.String(), viaStore.String())
+		}
+		t.Logf("over DRPC:\n%s", viaDRPC.String())
+		break
 	}
 	retries, panics := faults.counts()
 	if retries == 0 || panics == 0 {

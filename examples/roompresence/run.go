@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/squallstream/squall/drpc"
 	"io"
 	"log/slog"
 	"strconv"
@@ -30,6 +31,7 @@ type runConfig struct {
 	every         time.Duration // between progress lines
 	logger        *slog.Logger
 	monitor       *monitor.Registry // shows the running topology; nil: none
+	drpc          *drpc.Server      // serves the DRPC function drpcTimeline; nil: none
 }
 
 // spoutConfig is the configuration of the example's Kafka spout.
@@ -183,7 +185,7 @@ func newTopology(ctx context.Context, rc runConfig, timelines trident.BackingFac
 	}
 	tt := trident.NewTopology("roompresence")
 	events := tt.NewStream("room-events", sp.Opaque().Parallelism(tasks))
-	pipeline{presence: rc.store, timelines: timelines, faults: rc.faults, tasks: tasks}.build(tt, events)
+	pipeline{presence: rc.store, timelines: timelines, faults: rc.faults, tasks: tasks, drpc: rc.drpc}.build(tt, events)
 	return tt, sp, nil
 }
 

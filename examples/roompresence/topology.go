@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/squallstream/squall/drpc"
 	"time"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
@@ -42,8 +43,9 @@ type Injector interface {
 type pipeline struct {
 	presence  Presence
 	timelines trident.BackingFactory
-	faults    Injector // nil: none
-	tasks     int      // parallelism of the presence and timeline steps
+	faults    Injector     // nil: none
+	tasks     int          // parallelism of the presence and timeline steps
+	drpc      *drpc.Server // serves the DRPC function drpcTimeline; nil: none
 }
 
 // build adds the pipeline to t, reading events:
@@ -68,8 +70,12 @@ func (p pipeline) build(t *trident.Topology, events *trident.Stream) *trident.St
 			return true, p.faults.Inject(ctx, "timeline")
 		}))
 	}
-	return trident.PersistentAggregate(merged.GroupBy(fieldRoom, fieldHour).Parallelism(tasks),
+	timelines := trident.PersistentAggregate(merged.GroupBy(fieldRoom, fieldHour).Parallelism(tasks),
 		trident.Opaque[room.Timeline](timelineMap, p.timelines), trident.Fields{fieldPiece}, timelineAgg{}, "timeline")
+	if p.drpc != nil {
+		serveTimelines(t, p.drpc, timelines)
+	}
+	return timelines
 }
 
 // presenceState is the PartitionPersist state over the presence table. An
