@@ -153,3 +153,28 @@ func TestDRPCDeclarationErrors(t *testing.T) {
 		t.Fatalf("RunShare of a DRPC topology in two shares: %v", err)
 	}
 }
+
+// BenchmarkDRPCRequest measures the latency of one DRPC request at a time
+// against a word count (ns/op is the latency), by batch emit interval.
+func BenchmarkDRPCRequest(b *testing.B) {
+	for _, every := range []time.Duration{time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond} {
+		b.Run("every="+every.String(), func(b *testing.B) {
+			server := drpc.NewServer(drpc.Config{})
+			r, err := drpcWordCount(server).Submit(context.Background(), Config{BatchEmitInterval: every, MaxBatchesInFlight: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Stop(context.Background())
+			ctx := context.Background()
+			if err := r.WaitCommitted(ctx, 1); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := server.Execute(ctx, "words", "the cow jumped", 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
