@@ -11,6 +11,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/proctest"
 )
 
 func freeAddr(t *testing.T) string {
@@ -28,7 +29,7 @@ func TestDev(t *testing.T) {
 	dir := t.TempDir()
 	etcdAddr := freeAddr(t)
 	cmd := exec.Command(testprog, "dev", "--data-dir", dir, "--etcd-listen", etcdAddr, "--listen", freeAddr(t))
-	var stdout, stderr syncBuffer
+	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

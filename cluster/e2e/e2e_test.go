@@ -16,6 +16,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/proctest"
 )
 
 const testTTL = 3 * time.Second
@@ -29,10 +30,10 @@ func (c *cluster) committing(topology string, timeout time.Duration, from uint64
 func anyStatus(meta.Status) bool { return true }
 
 // start3 starts a nimbus and supervisors sA and sB, and submits wordcount.
-func start3(t *testing.T, env ...string) (*cluster, map[string]*proc, map[string]string) {
+func start3(t *testing.T, env ...string) (*cluster, map[string]*proctest.Proc, map[string]string) {
 	c := newCluster(t, testTTL, env...)
 	c.nimbus("n1")
-	sups := map[string]*proc{}
+	sups := map[string]*proctest.Proc{}
 	dirs := map[string]string{}
 	for i, id := range []string{"sA", "sB"} {
 		dirs[id] = t.TempDir()
@@ -80,7 +81,7 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 	_, rev := c.assignment("wordcount")
 	id := st.Slot.Supervisor
 
-	sups[id].kill9(t)
+	sups[id].Kill9(t)
 	killed := time.Now()
 	// The worker runs on, past the supervisor's lease and a scheduling
 	// pass: its own lease keeps its slot.
@@ -95,8 +96,8 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 
 	// Restarted on the same data dir, the supervisor adopts the worker.
 	restarted := c.supervisor(id, dirs[id], map[string]int{"sA": 6700, "sB": 6800}[id])
-	if err := eventually(30*time.Second, func() bool { return strings.Contains(restarted.logs.String(), "supervisor: registered") }); err != nil {
-		t.Fatalf("the restarted supervisor did not register:\n%s", restarted.logs)
+	if err := eventually(30*time.Second, func() bool { return strings.Contains(restarted.Logs.String(), "supervisor: registered") }); err != nil {
+		t.Fatalf("the restarted supervisor did not register:\n%s", restarted.Logs)
 	}
 	again := time.Now()
 	st3 := c.committing("wordcount", 60*time.Second, st2.Committed, "commits after the supervisor's restart",
@@ -117,7 +118,7 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 	if ws := c.workers("wordcount"); len(ws) != 1 {
 		t.Fatalf("%d workers of wordcount run, want 1: %+v", len(ws), ws)
 	}
-	if logs := restarted.logs.String(); strings.Contains(logs, "started a worker") || !strings.Contains(logs, "adopted a running worker") {
+	if logs := restarted.Logs.String(); strings.Contains(logs, "started a worker") || !strings.Contains(logs, "adopted a running worker") {
 		t.Fatalf("the restarted supervisor did not adopt the worker:\n%s", logs)
 	}
 }
@@ -139,33 +140,31 @@ func TestLeaderNimbusKill9StandbyTakesOverAssignmentsUntouched(t *testing.T) {
 		t.Errorf("the new leader rewrote the assignment (rev %d → %d)", rev, rev2)
 	}
 	// The new leader serves the client commands.
-	if out, err := c.cmd("deactivate", "wordcount"); err != nil {
+	if out, err := c.Run("deactivate", "wordcount"); err != nil {
 		t.Fatalf("deactivate under the new leader: %v\n%s", err, out)
 	}
 }
 
 // killLeader waits until standby holds the code, kills the leader and
 // returns the time until the new leader serves the API.
-func (c *cluster) killLeader(t *testing.T, standby *proc) (time.Duration, string) {
+func (c *cluster) killLeader(t *testing.T, standby *proctest.Proc) (time.Duration, string) {
 	t.Helper()
 	old := c.leader(60*time.Second, "")
-	var leaderProc *proc
-	c.mu.Lock()
-	for _, p := range c.procs {
-		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+old+" ") {
+	var leaderProc *proctest.Proc
+	for _, p := range c.Procs() {
+		if strings.HasPrefix(p.Name, "nimbus") && strings.Contains(p.Logs.String(), "id="+old+" ") {
 			leaderProc = p
 		}
 	}
-	c.mu.Unlock()
 	if leaderProc == nil {
 		t.Fatalf("no process of leader %s", old)
 	}
 	// Both nimbuses hold the code (the seed rule lets the standby lead).
-	etcdtest.WaitFor(t, c.cli, c.prefix+"/code/", 60*time.Second, "the code on both nimbuses", func(kv map[string]string) bool {
+	etcdtest.WaitFor(t, c.cli, c.keys.Prefix+"/code/", 60*time.Second, "the code on both nimbuses", func(kv map[string]string) bool {
 		return len(kv) >= 2
 	})
 	t0 := time.Now()
-	leaderProc.kill9(t)
+	leaderProc.Kill9(t)
 	id := c.leader(60*time.Second, old)
 	if err := eventually(60*time.Second, func() bool {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+id+"/api/topologies/wordcount/activate", nil)
@@ -194,11 +193,11 @@ func TestNodeKill9IsReassignedAndCommitsAgain(t *testing.T) {
 
 // killNode kills the supervisor running the topology and its worker, and
 // returns the time until a worker elsewhere commits.
-func (c *cluster) killNode(t *testing.T, sups map[string]*proc, st meta.Status) time.Duration {
+func (c *cluster) killNode(t *testing.T, sups map[string]*proctest.Proc, st meta.Status) time.Duration {
 	t.Helper()
 	id := st.Slot.Supervisor
 	t0 := time.Now()
-	sups[id].kill9(t)
+	sups[id].Kill9(t)
 	syscall.Kill(-st.PID, syscall.SIGKILL)
 	syscall.Kill(st.PID, syscall.SIGKILL)
 	st2 := c.committing("wordcount", 60*time.Second, st.Committed, "commits on another supervisor",
@@ -220,28 +219,26 @@ func TestWorkerFailingToStartIsRescheduled(t *testing.T) {
 	if st.Slot.Supervisor != "sB" {
 		t.Fatalf("flaky runs on %v, want sB", st.Slot)
 	}
-	c.mu.Lock()
-	logs := c.procs[0].logs.String() // the nimbus
-	c.mu.Unlock()
+	logs := c.Procs()[0].Logs.String() // the nimbus
 	if !strings.Contains(logs, "keeps failing to start") {
-		t.Fatalf("flaky was never placed on sA and moved; nimbus logs:\n%s", tail(logs, 40))
+		t.Fatalf("flaky was never placed on sA and moved; nimbus logs:\n%s", proctest.Tail(logs, 40))
 	}
 }
 
 func TestClientCommands(t *testing.T) {
 	c, _, _ := start3(t)
-	if out, err := c.cmd("submit", "wordcount", "--workers", "0"); err == nil || !strings.Contains(out, "want at least 1") {
+	if out, err := c.Run("submit", "wordcount", "--workers", "0"); err == nil || !strings.Contains(out, "want at least 1") {
 		t.Errorf("submit --workers 0: err %v, output %q; want a usage error", err, out)
 	}
-	if out, err := c.cmd("submit", "nope"); err == nil || !strings.Contains(out, `unknown topology "nope"`) {
+	if out, err := c.Run("submit", "nope"); err == nil || !strings.Contains(out, `unknown topology "nope"`) {
 		t.Errorf("submit nope: err %v, output %q", err, out)
 	}
-	if out, err := c.cmd("submit", "--bogus", "wordcount"); err == nil || !strings.Contains(out, "bogus") {
+	if out, err := c.Run("submit", "--bogus", "wordcount"); err == nil || !strings.Contains(out, "bogus") {
 		t.Errorf("bad flag: err %v, output %q", err, out)
 	}
 	c.submit("wordcount")
 	st := c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
-	if out, err := c.cmd("deactivate", "wordcount"); err != nil {
+	if out, err := c.Run("deactivate", "wordcount"); err != nil {
 		t.Fatalf("deactivate: %v\n%s", err, out)
 	}
 	// Deactivated: no commits for a while (the status stops moving).
@@ -251,11 +248,11 @@ func TestClientCommands(t *testing.T) {
 	if st3 := c.status("wordcount", 10*time.Second, "status", anyStatus); st3.Committed > st2.Committed+1 {
 		t.Errorf("deactivated, yet committed %d → %d", st2.Committed, st3.Committed)
 	}
-	if out, err := c.cmd("activate", "wordcount"); err != nil {
+	if out, err := c.Run("activate", "wordcount"); err != nil {
 		t.Fatalf("activate: %v\n%s", err, out)
 	}
 	c.committing("wordcount", 60*time.Second, st2.Committed, "commits after activate", anyStatus)
-	out, err := c.cmd("list")
+	out, err := c.Run("list")
 	if err != nil || !strings.Contains(out, "wordcount") || !strings.Contains(out, "active") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
@@ -263,7 +260,7 @@ func TestClientCommands(t *testing.T) {
 	standby := c.nimbus("n2")
 	var addr string
 	if err := eventually(30*time.Second, func() bool {
-		for _, l := range strings.Split(standby.logs.String(), "\n") {
+		for _, l := range strings.Split(standby.Logs.String(), "\n") {
 			if i := strings.Index(l, "id="); i >= 0 && strings.Contains(l, "nimbus: serving") {
 				addr = strings.Fields(l[i+3:])[0]
 				return true
@@ -274,16 +271,16 @@ func TestClientCommands(t *testing.T) {
 		t.Fatal("the standby did not start")
 	}
 	lead := c.leader(10*time.Second, "")
-	if out, err := c.cmd("deactivate", "wordcount", "--nimbus", addr); err == nil || !strings.Contains(out, "the leader is "+lead) {
+	if out, err := c.Run("deactivate", "wordcount", "--nimbus", addr); err == nil || !strings.Contains(out, "the leader is "+lead) {
 		t.Errorf("deactivate on the standby: err %v, output %q; want it to name leader %s", err, out, lead)
 	}
-	if out, err := c.cmd("kill", "wordcount"); err != nil {
+	if out, err := c.Run("kill", "wordcount"); err != nil {
 		t.Fatalf("kill: %v\n%s", err, out)
 	}
 	if err := eventually(30*time.Second, func() bool { return !alive(st.PID) }); err != nil {
 		t.Fatalf("worker %d still runs after kill", st.PID)
 	}
-	if out, err := c.cmd("kill", "wordcount"); err == nil || !strings.Contains(out, "no such topology") {
+	if out, err := c.Run("kill", "wordcount"); err == nil || !strings.Contains(out, "no such topology") {
 		t.Errorf("kill twice: err %v, output %q", err, out)
 	}
 }
@@ -308,7 +305,7 @@ func TestFailoverTimes(t *testing.T) {
 	c := newCluster(t, ttl)
 	c.nimbus("n1")
 	c.leader(60*time.Second, "")
-	sups := map[string]*proc{}
+	sups := map[string]*proctest.Proc{}
 	dirs := map[string]string{}
 	for i, id := range []string{"sA", "sB", "sC"} {
 		dirs[id] = t.TempDir()
@@ -316,7 +313,7 @@ func TestFailoverTimes(t *testing.T) {
 	}
 	standby := c.nimbus("n2")
 	workers := cmp.Or(os.Getenv("SQUALL_E2E_WORKERS"), "1")
-	if out, err := c.cmd("submit", "wordcount", "--workers", workers, "--timeout", "60s"); err != nil {
+	if out, err := c.Run("submit", "wordcount", "--workers", workers, "--timeout", "60s"); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 	var leaderTimes, nodeTimes []time.Duration

@@ -4,7 +4,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/proctest"
 	"github.com/squallstream/squall/internal/testenv"
 )
 
@@ -47,170 +46,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// cluster is one test's cluster: its etcd prefix, its daemons, a store
-// directory shared by its workers.
+// cluster is one test's cluster of testprog processes.
 type cluster struct {
-	t         *testing.T
-	endpoints []string
-	prefix    string
-	keys      meta.Layout
-	cli       *clientv3.Client
-	ttl       time.Duration
-	env       []string
-
-	mu    sync.Mutex
-	procs []*proc
-	dirs  []string // supervisor data dirs, for the cleanup of workers
-}
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	*proctest.Cluster
+	t    *testing.T
+	keys meta.Layout
+	cli  *clientv3.Client
+	ttl  time.Duration
 }
 
 func newCluster(t *testing.T, ttl time.Duration, env ...string) *cluster {
 	eps := testenv.EtcdEndpoints(t)
-	prefix := "/" + testenv.UniqueName(t, "e2e")
-	c := &cluster{t: t, endpoints: eps, prefix: prefix, keys: meta.New(prefix), cli: etcdtest.Client(t, eps),
-		ttl: ttl}
-	c.env = append([]string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(eps, ","), "SQUALL_PREFIX=" + prefix,
-		"SQUALL_LOG_LEVEL=debug"}, env...)
-	t.Cleanup(c.cleanup)
-	return c
-}
-
-// cleanup kills every daemon and every worker the supervisors started.
-func (c *cluster) cleanup() {
-	c.mu.Lock()
-	procs, dirs := c.procs, c.dirs
-	c.mu.Unlock()
-	for _, p := range procs {
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-	for _, pid := range c.workerPIDs(dirs) {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	if c.t.Failed() {
-		for _, p := range procs {
-			c.t.Logf("---- logs of %s (pid %d):\n%s", p.name, p.cmd.Process.Pid, tail(p.logs.String(), 80))
-		}
-		for _, d := range dirs {
-			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.*"))
-			for _, l := range logs {
-				b, _ := os.ReadFile(l)
-				c.t.Logf("---- %s:\n%s", l, tail(string(b), 40))
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c.cli.Delete(ctx, c.prefix+"/", clientv3.WithPrefix())
-}
-
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
-// workerPIDs lists the workers known from pid files and from etcd.
-func (c *cluster) workerPIDs(dirs []string) []int {
-	var pids []int
-	for _, d := range dirs {
-		files, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.json"))
-		for _, f := range files {
-			var rec struct{ PID int }
-			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
-				pids = append(pids, rec.PID)
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if resp, err := c.cli.Get(ctx, c.keys.Workers(), clientv3.WithPrefix()); err == nil {
-		for _, kv := range resp.Kvs {
-			var w meta.WorkerInfo
-			if json.Unmarshal(kv.Value, &w) == nil && w.PID > 0 {
-				pids = append(pids, w.PID)
-			}
-		}
-	}
-	return pids
-}
-
-func (c *cluster) start(name string, args ...string) *proc {
-	c.t.Helper()
-	cmd := exec.Command(testprog, args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	p := &proc{name: name, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() { cmd.Wait(); close(p.done) }()
-	c.mu.Lock()
-	c.procs = append(c.procs, p)
-	c.mu.Unlock()
-	return p
+	keys := meta.New("/" + testenv.UniqueName(t, "e2e"))
+	cli := etcdtest.Client(t, eps)
+	pc := proctest.New(t, testprog, cli, eps, keys, nil, append([]string{"SQUALL_LOG_LEVEL=debug"}, env...)...)
+	pc.LogLines = 80
+	return &cluster{Cluster: pc, t: t, keys: keys, cli: cli, ttl: ttl}
 }
 
 // nimbus starts a nimbus on a free loopback port.
-func (c *cluster) nimbus(name string) *proc {
-	return c.start("nimbus "+name, "nimbus", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(c.t.TempDir(), name),
-		"--ttl", c.ttl.String())
-}
+func (c *cluster) nimbus(name string) *proctest.Proc { return c.Nimbus(name, c.ttl) }
 
 // supervisor starts supervisor id on dir (reuse dir to restart it).
-func (c *cluster) supervisor(id, dir string, firstPort int) *proc {
-	c.mu.Lock()
-	c.dirs = append(c.dirs, dir)
-	c.mu.Unlock()
-	return c.start("supervisor "+id, "supervisor", "--id", id, "--data-dir", dir, "--slots", "2",
-		"--first-port", strconv.Itoa(firstPort), "--ttl", c.ttl.String(), "--min-uptime", "2s", "--grace", "5s")
-}
-
-func (p *proc) kill9(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9 %s: %v", p.name, err)
-	}
-	<-p.done
-}
-
-// cmd runs a client command and returns its output.
-func (c *cluster) cmd(args ...string) (string, error) {
-	cmd := exec.Command(testprog, args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+func (c *cluster) supervisor(id, dir string, firstPort int) *proctest.Proc {
+	return c.Supervisor(id, dir, firstPort, c.ttl)
 }
 
 func (c *cluster) submit(name string) {
 	c.t.Helper()
-	if out, err := c.cmd("submit", name, "--timeout", "60s"); err != nil {
+	if out, err := c.Run("submit", name, "--timeout", "60s"); err != nil {
 		c.t.Fatalf("submit %s: %v\n%s", name, err, out)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // epoch, and the topology commits again.
 func TestTopologyAcrossWorkerProcesses(t *testing.T) {
 	c, sups, _ := start3(t)
-	if out, err := c.cmd("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
+	if out, err := c.Run("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 	st := c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
@@ -72,7 +72,7 @@ func TestTopologyAcrossWorkerProcesses(t *testing.T) {
 
 	// A node dies: its share moves, in a new epoch.
 	id := other.Slot.Supervisor
-	sups[id].kill9(t)
+	sups[id].Kill9(t)
 	syscall.Kill(-other.PID, syscall.SIGKILL)
 	syscall.Kill(other.PID, syscall.SIGKILL)
 	st = c.committing("wordcount", 90*time.Second, st.Committed, "commits after the node's death",
@@ -91,7 +91,7 @@ func TestTopologyAcrossWorkerProcesses(t *testing.T) {
 // mismatch, rather than placing executors its peers do not expect.
 func TestWorkersThatBuildAnotherTopologyRefuseToRun(t *testing.T) {
 	c, _, dirs := start3(t, "TESTPROG_WIDE_ON=sB")
-	if out, err := c.cmd("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
+	if out, err := c.Run("submit", "wordcount", "--workers", "2", "--timeout", "60s"); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 	if err := eventually(60*time.Second, func() bool {
@@ -120,7 +120,7 @@ func TestWorkersPublishTheirErrors(t *testing.T) {
 		err := json.Unmarshal([]byte(kv[c.keys.ErrorReport("wordcount", st.Slot)]), &e)
 		return err == nil && e.PID == st.PID && len(e.Errors) > 0 && strings.Contains(e.Errors[0].Error, "testprog: a reported error")
 	})
-	out, err := c.cmd("list", "--json")
+	out, err := c.Run("list", "--json")
 	if err != nil || !strings.Contains(out, "testprog: a reported error") {
 		t.Fatalf("list --json: %v\n%s", err, out)
 	}

@@ -2,9 +2,9 @@ package nimbus
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/squallstream/squall/internal/proctest"
 	"io"
 	"net"
 	"net/http"
@@ -31,25 +31,8 @@ type proc struct {
 	id, dir string
 	cmd     *exec.Cmd
 	control string
-	logs    *syncBuffer
+	logs    *proctest.Buffer
 	done    chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type cluster struct {
@@ -72,7 +55,7 @@ func (c *cluster) start(id, dir string, rf int) *proc {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childVar+"=1", "CHILD_ID="+id, "CHILD_DIR="+dir, "CHILD_PREFIX="+c.prefix,
 		"CHILD_ENDPOINTS="+strings.Join(c.endpoints, ","), "CHILD_TTL="+c.ttl.String(), fmt.Sprintf("CHILD_RF=%d", rf))
-	p := &proc{t: t, id: id, dir: dir, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, id: id, dir: dir, cmd: cmd, logs: &proctest.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {

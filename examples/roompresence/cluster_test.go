@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/internal/proctest"
 	"github.com/squallstream/squall/internal/testenv"
 )
 
@@ -82,7 +82,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	for i, id := range []string{"sA", "sB", "sC"} {
 		c.supervisor(id, t.TempDir(), 6700+100*i)
 	}
-	if out, err := c.run("cluster", "submit", "roompresence", "--workers", "2", "--timeout", "90s"); err != nil {
+	if out, err := c.Run("submit", "roompresence", "--workers", "2", "--timeout", "90s"); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 
@@ -165,7 +165,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	write("killing the leader nimbus")
 	c.waitFor(60*time.Second, "the code on both nimbuses", func() bool { return c.count(c.prefix+"/code/") >= 2 })
 	old := c.leader(10*time.Second, "")
-	c.leaderProc(old).kill9(t)
+	c.leaderProc(old).Kill9(t)
 	newLeader := c.leader(60*time.Second, old)
 	st3 := c.status(60*time.Second, "commits under the new leader", func(s meta.Status) bool { return s.Committed > st2.Committed })
 	if st3.PID != st2.PID {
@@ -174,7 +174,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	if _, rev2 := c.assignment(); rev2 != rev {
 		t.Errorf("the new leader %s rewrote the assignment (rev %d → %d)", newLeader, rev, rev2)
 	}
-	if out, err := c.run("cluster", "list"); err != nil || !strings.Contains(out, "roompresence") {
+	if out, err := c.Run("list"); err != nil || !strings.Contains(out, "roompresence") {
 		t.Errorf("list under the new leader: %v\n%s", err, out)
 	}
 
@@ -183,7 +183,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	write("killing the worker's supervisor")
 	id := st3.Slot.Supervisor
 	sup := c.supervisors[id]
-	sup.proc.kill9(t)
+	sup.proc.Kill9(t)
 	killed := time.Now()
 	st4 := c.status(60*time.Second, "commits after the supervisor's lease expired", func(s meta.Status) bool {
 		return s.Time.After(killed.Add(2*clusterTTL+time.Second)) && s.Committed > st3.Committed
@@ -200,7 +200,7 @@ func TestClusterThroughFaults(t *testing.T) {
 	// 4. The node: supervisor and worker; reassigned elsewhere.
 	write("killing a node")
 	st5 := c.status(30*time.Second, "a worker's status", func(s meta.Status) bool { return s.PID == st4.PID })
-	c.supervisors[id].proc.kill9(t)
+	c.supervisors[id].proc.Kill9(t)
 	syscall.Kill(-st5.PID, syscall.SIGKILL)
 	syscall.Kill(st5.PID, syscall.SIGKILL)
 	nodeKilled := time.Now()
@@ -248,47 +248,18 @@ func buildProgram(t *testing.T, mutant bool) string {
 
 // rpCluster is the test's cluster: its daemons, as processes of bin.
 type rpCluster struct {
-	t      *testing.T
-	bin    string
-	cli    *clientv3.Client
-	keys   meta.Layout
-	prefix string
-	env    []string
-
-	mu          sync.Mutex
-	procs       []*rpProc
+	*proctest.Cluster
+	t           *testing.T
+	cli         *clientv3.Client
+	keys        meta.Layout
+	prefix      string
 	supervisors map[string]*rpSupervisor
-	dirs        []string
 }
 
 type rpSupervisor struct {
-	proc      *rpProc
+	proc      *proctest.Proc
 	dir       string
 	firstPort int
-}
-
-type rpProc struct {
-	name string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newRPCluster(t *testing.T, bin string, endpoints []string, prefix string, env ...string) *rpCluster {
@@ -296,115 +267,19 @@ func newRPCluster(t *testing.T, bin string, endpoints []string, prefix string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &rpCluster{t: t, bin: bin, cli: cli, keys: meta.New(prefix), prefix: prefix, supervisors: map[string]*rpSupervisor{},
-		env: append([]string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(endpoints, ","), "SQUALL_PREFIX=" + prefix,
-			"SQUALL_LOG_LEVEL=info"}, env...)}
-	t.Cleanup(c.cleanup)
-	return c
+	t.Cleanup(func() { cli.Close() }) // after the cluster's own cleanup
+	keys := meta.New(prefix)
+	pc := proctest.New(t, bin, cli, endpoints, keys, []string{"cluster"}, append([]string{"SQUALL_LOG_LEVEL=info"}, env...)...)
+	pc.LogLines = 30
+	return &rpCluster{Cluster: pc, t: t, cli: cli, keys: keys, prefix: prefix, supervisors: map[string]*rpSupervisor{}}
 }
 
-// cleanup kills every daemon and every worker the supervisors started,
-// and removes the cluster's keys.
-func (c *rpCluster) cleanup() {
-	c.mu.Lock()
-	procs, dirs := c.procs, c.dirs
-	c.mu.Unlock()
-	for _, p := range procs {
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-	for _, pid := range c.workerPIDs(dirs) {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	if c.t.Failed() {
-		for _, p := range procs {
-			c.t.Logf("---- logs of %s (pid %d):\n%s", p.name, p.cmd.Process.Pid, tail(p.logs.String(), 30))
-		}
-		for _, d := range dirs {
-			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.*"))
-			for _, l := range logs {
-				b, _ := os.ReadFile(l)
-				c.t.Logf("---- %s:\n%s", l, tail(string(b), 30))
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c.cli.Delete(ctx, c.prefix+"/", clientv3.WithPrefix())
-	c.cli.Close()
-}
-
-// workerPIDs lists the workers known from pid files and from etcd.
-func (c *rpCluster) workerPIDs(dirs []string) []int {
-	var pids []int
-	for _, d := range dirs {
-		files, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.json"))
-		for _, f := range files {
-			var rec struct{ PID int }
-			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
-				pids = append(pids, rec.PID)
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if resp, err := c.cli.Get(ctx, c.keys.Workers(), clientv3.WithPrefix()); err == nil {
-		for _, kv := range resp.Kvs {
-			var w meta.WorkerInfo
-			if json.Unmarshal(kv.Value, &w) == nil && w.PID > 0 {
-				pids = append(pids, w.PID)
-			}
-		}
-	}
-	return pids
-}
-
-func (c *rpCluster) start(name string, args ...string) *rpProc {
-	c.t.Helper()
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	p := &rpProc{name: name, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() { cmd.Wait(); close(p.done) }()
-	c.mu.Lock()
-	c.procs = append(c.procs, p)
-	c.mu.Unlock()
-	return p
-}
-
-func (c *rpCluster) nimbus(name string) *rpProc {
-	return c.start("nimbus "+name, "cluster", "nimbus", "--listen", "127.0.0.1:0",
-		"--data-dir", filepath.Join(c.t.TempDir(), name), "--ttl", clusterTTL.String())
-}
+func (c *rpCluster) nimbus(name string) *proctest.Proc { return c.Nimbus(name, clusterTTL) }
 
 // supervisor starts supervisor id on dir (the same dir restarts it).
 func (c *rpCluster) supervisor(id, dir string, firstPort int) {
-	p := c.start("supervisor "+id, "cluster", "supervisor", "--id", id, "--data-dir", dir, "--slots", "2",
-		"--first-port", strconv.Itoa(firstPort), "--ttl", clusterTTL.String(), "--min-uptime", "2s", "--grace", "5s")
-	c.mu.Lock()
-	c.dirs = append(c.dirs, dir)
+	p := c.Supervisor(id, dir, firstPort, clusterTTL)
 	c.supervisors[id] = &rpSupervisor{proc: p, dir: dir, firstPort: firstPort}
-	c.mu.Unlock()
-}
-
-func (p *rpProc) kill9(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9 %s: %v", p.name, err)
-	}
-	<-p.done
-}
-
-// run runs a command of the program and returns its output.
-func (c *rpCluster) run(args ...string) (string, error) {
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // waitFor polls cond every 200ms until it holds, failing the test after
@@ -496,14 +371,12 @@ func (c *rpCluster) leader(timeout time.Duration, not string) string {
 }
 
 // leaderProc returns the nimbus process whose ID is id.
-func (c *rpCluster) leaderProc(id string) *rpProc {
+func (c *rpCluster) leaderProc(id string) *proctest.Proc {
 	c.t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.procs {
-		if strings.HasPrefix(p.name, "nimbus") && strings.Contains(p.logs.String(), "id="+id+" ") {
+	for _, p := range c.Procs() {
+		if strings.HasPrefix(p.Name, "nimbus") && strings.Contains(p.Logs.String(), "id="+id+" ") {
 			select {
-			case <-p.done:
+			case <-p.Done:
 			default:
 				return p
 			}

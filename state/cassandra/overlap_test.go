@@ -1,14 +1,13 @@
 package cassandra_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"github.com/squallstream/squall/internal/proctest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +39,7 @@ func TestOverlappingProcesses(t *testing.T) {
 			tabs := newPipelineTables(t, s)
 			type child struct {
 				cmd    *exec.Cmd
-				out    syncBuffer
+				out    proctest.Buffer
 				killed bool
 			}
 			var children []*child
@@ -102,22 +101,4 @@ func runOverlapChild(t *testing.T, names string) {
 		t.Fatalf("halted with %v, want ErrSuperseded", err)
 	}
 	fmt.Println(supersededLine)
-}
-
-// syncBuffer is a bytes.Buffer safe for a child's output and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -1,0 +1,210 @@
+// Package proctest runs a squall program's cluster daemons (nimbus,
+// supervisor) as processes for tests, against an etcd cluster, and cleans
+// up after them: it kills every process it started and every worker the
+// supervisors started (from their pid files and from etcd), prints their
+// logs when the test failed, and removes the cluster's keys.
+package proctest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/squallstream/squall/cluster/meta"
+)
+
+// Cluster is one test's cluster of processes of one program.
+type Cluster struct {
+	T    *testing.T
+	Bin  string           // the program
+	Cli  *clientv3.Client // the test's etcd client (closed by the caller)
+	Keys meta.Layout      // the cluster's keys, under its own prefix
+	// Sub is the subcommand under which the program has the cluster's
+	// commands (empty when they are top-level).
+	Sub []string
+	// Env is added to every process's environment.
+	Env []string
+	// LogLines is how many of each log's last lines a failed test prints.
+	LogLines int
+
+	mu    sync.Mutex
+	procs []*Proc
+	dirs  []string // supervisor data dirs, for the cleanup of workers
+}
+
+// New returns a cluster of bin's processes under keys (its prefix is
+// deleted at the end); env reaches every process, after the etcd
+// endpoints and the prefix.
+func New(t *testing.T, bin string, cli *clientv3.Client, endpoints []string, keys meta.Layout, sub []string, env ...string) *Cluster {
+	c := &Cluster{T: t, Bin: bin, Cli: cli, Keys: keys, Sub: sub, LogLines: 40,
+		Env: append([]string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(endpoints, ","), "SQUALL_PREFIX=" + keys.Prefix}, env...)}
+	t.Cleanup(c.cleanup)
+	return c
+}
+
+// Proc is a process the cluster started.
+type Proc struct {
+	Name string
+	Cmd  *exec.Cmd
+	Logs *Buffer
+	Done chan struct{} // closed when it exited
+}
+
+// Start starts the program with args (after Sub).
+func (c *Cluster) Start(name string, args ...string) *Proc {
+	c.T.Helper()
+	cmd := exec.Command(c.Bin, append(append([]string(nil), c.Sub...), args...)...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	p := &Proc{Name: name, Cmd: cmd, Logs: &Buffer{}, Done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Logs, p.Logs
+	if err := cmd.Start(); err != nil {
+		c.T.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(p.Done) }()
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return p
+}
+
+// Nimbus starts a nimbus on a free loopback port with lease ttl.
+func (c *Cluster) Nimbus(name string, ttl time.Duration) *Proc {
+	return c.Start("nimbus "+name, "nimbus", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(c.T.TempDir(), name),
+		"--ttl", ttl.String())
+}
+
+// Supervisor starts supervisor id with two slots on dir (the same dir
+// restarts it) with lease ttl.
+func (c *Cluster) Supervisor(id, dir string, firstPort int, ttl time.Duration) *Proc {
+	c.mu.Lock()
+	c.dirs = append(c.dirs, dir)
+	c.mu.Unlock()
+	return c.Start("supervisor "+id, "supervisor", "--id", id, "--data-dir", dir, "--slots", "2",
+		"--first-port", strconv.Itoa(firstPort), "--ttl", ttl.String(), "--min-uptime", "2s", "--grace", "5s")
+}
+
+// Run runs a command of the program (after Sub) and returns its output.
+func (c *Cluster) Run(args ...string) (string, error) {
+	cmd := exec.Command(c.Bin, append(append([]string(nil), c.Sub...), args...)...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Kill9 kills p with SIGKILL and waits for its exit.
+func (p *Proc) Kill9(t *testing.T) {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %s: %v", p.Name, err)
+	}
+	<-p.Done
+}
+
+// Procs returns the processes started so far, oldest first.
+func (c *Cluster) Procs() []*Proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Proc(nil), c.procs...)
+}
+
+// cleanup kills every process and worker, prints the logs of a failed
+// test and removes the cluster's keys.
+func (c *Cluster) cleanup() {
+	c.mu.Lock()
+	procs, dirs := c.procs, c.dirs
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.Cmd.Process.Kill()
+		<-p.Done
+	}
+	for _, pid := range c.workerPIDs(dirs) {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if c.T.Failed() {
+		for _, p := range procs {
+			c.T.Logf("---- logs of %s (pid %d):\n%s", p.Name, p.Cmd.Process.Pid, Tail(p.Logs.String(), c.LogLines))
+		}
+		for _, d := range dirs {
+			logs, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.*"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				c.T.Logf("---- %s:\n%s", l, Tail(string(b), c.LogLines))
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Cli.Delete(ctx, c.Keys.Prefix+"/", clientv3.WithPrefix())
+}
+
+// WorkerPIDs lists the workers known from the supervisors' pid files and
+// from etcd.
+func (c *Cluster) WorkerPIDs() []int {
+	c.mu.Lock()
+	dirs := c.dirs
+	c.mu.Unlock()
+	return c.workerPIDs(dirs)
+}
+
+func (c *Cluster) workerPIDs(dirs []string) []int {
+	var pids []int
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.json"))
+		for _, f := range files {
+			var rec struct{ PID int }
+			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
+				pids = append(pids, rec.PID)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if resp, err := c.Cli.Get(ctx, c.Keys.Workers(), clientv3.WithPrefix()); err == nil {
+		for _, kv := range resp.Kvs {
+			var w meta.WorkerInfo
+			if json.Unmarshal(kv.Value, &w) == nil && w.PID > 0 {
+				pids = append(pids, w.PID)
+			}
+		}
+	}
+	return pids
+}
+
+// Tail returns the last lines of s.
+func Tail(s string, lines int) string {
+	ls := strings.Split(s, "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// Buffer is a bytes.Buffer safe for concurrent use: a process's output.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
