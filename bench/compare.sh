@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of squall against Apache Storm on this machine.
 #
-# Runs the four workloads of bench/storm (Java, Storm LocalCluster) and
-# bench/squall (Go) alternately, Storm then squall, for a number of rounds,
-# each run measuring over a fixed window after an in-process warm-up, and
-# prints a table of medians (min-max) and ratios. Its last four lines are:
+# Runs the five workloads of bench/storm (Java, Storm LocalCluster, and for
+# cluster-acked a distributed Storm: Nimbus, a Supervisor and two worker
+# JVMs) and bench/squall (Go) alternately, Storm then squall, for a number
+# of rounds, each run measuring over a fixed window after an in-process
+# warm-up, and prints a table of medians (min-max) and ratios. Its last
+# five lines are:
 #
 #   core-noack squall/storm = X
 #   core-acked squall/storm = X
 #   trident-wordcount squall/storm = X
 #   acker-bytes storm/squall = X
+#   cluster-acked squall/storm = X
 #
 # A full run writes the table, Storm's version, the JVM flags, the machine
 # and the notes of bench/comparison-notes.md into docs/PERFORMANCE.md,
@@ -20,7 +23,8 @@
 #                         [--no-doc | --doc]
 #
 #   --quick        5 s windows, 3 s warm-up, 1 round, 200,000 pending trees,
-#                  no warm-up pass and no docs update (a smoke test, < 3 min)
+#                  no warm-up pass and no docs update (a smoke test, < 5 min;
+#                  Storm's cluster takes about a minute to start)
 #   --window D     measuring window of every run (Go duration syntax: 30s)
 #   --warmup D     in-process warm-up before the window
 #   --rounds N     Storm/squall pairs per workload (>= 1; 3 for a recorded run)
@@ -31,7 +35,11 @@
 #   --no-doc/--doc do not / do write docs/PERFORMANCE.md
 #
 # Needs Java 17+ (java, or $JAVA), Maven (mvn, reaching Maven Central the
-# first time) and Go. Storm binds to 127.0.0.1 only.
+# first time) and Go. Storm binds to 127.0.0.1 only, except in cluster-acked:
+# Storm's Nimbus, Supervisor and worker (Netty) servers always bind every
+# interface, on free ports picked per run; there the Storm run goes into a
+# network namespace of its own with only loopback when `unshare -n` is
+# allowed (root, or unprivileged user namespaces), and says so otherwise.
 set -euo pipefail
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
@@ -43,7 +51,7 @@ DOC=$ROOT/docs/PERFORMANCE.md
 NOTES=$ROOT/bench/comparison-notes.md
 
 window=30s warmup=10s rounds=3 trees=1000000 quick=0 doc=auto storm_batch=256
-workloads="core-noack,core-acked,trident-wordcount,acker-memory"
+workloads="core-noack,core-acked,trident-wordcount,acker-memory,cluster-acked"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; window=5s; warmup=3s; rounds=1; trees=200000 ;;
@@ -76,7 +84,7 @@ if [ "$doc" = auto ]; then
 fi
 IFS=, read -r -a WL <<<"$workloads"
 for w in "${WL[@]}"; do
-	case $w in core-noack | core-acked | trident-wordcount | acker-memory) ;;
+	case $w in core-noack | core-acked | trident-wordcount | acker-memory | cluster-acked) ;;
 	*) die "unknown workload $w" ;;
 	esac
 done
@@ -118,16 +126,58 @@ echo "building bench/squall..." >&2
 
 JVM_FLAGS="-Xms2g -Xmx2g -XX:+UseG1GC -Dzookeeper.forceSync=no"
 mkdir -p "$STORM_DIR/target/tmp"
+CLUSTER_DIR=$OUT/storm-cluster
+# Storm's cluster-acked run goes into a network namespace with only
+# loopback when one can be made (netns_prefix), else into this host's.
+netns_prefix=()
+storm_netns="this host's network namespace (Storm's servers bind every interface)"
+if unshare -n sh -c 'ip link set lo up' >/dev/null 2>&1; then
+	netns_prefix=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+	storm_netns="a network namespace of its own with only loopback (unshare -n)"
+elif unshare -rn sh -c 'ip link set lo up' >/dev/null 2>&1; then
+	netns_prefix=(unshare -rn sh -c 'ip link set lo up && exec "$@"' sh)
+	storm_netns="a network namespace of its own with only loopback (unshare -rn)"
+fi
 storm_run() { # workload args...
-	local w=$1
+	local w=$1 rc=0
 	shift
 	rm -rf "$STORM_DIR/target/tmp"/*
+	if [ "$w" = cluster-acked ]; then
+		# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
+		(cd "$STORM_DIR" && timeout -k 10 "$run_limit" "${netns_prefix[@]}" "$JAVA" $JVM_FLAGS \
+			-Djava.io.tmpdir="$STORM_DIR/target/tmp" \
+			-Dlog4j2.configurationFile="$STORM_DIR/target/classes/log4j2.xml" \
+			-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "$w" "$@" \
+			--batch "$storm_batch" --cluster-dir "$CLUSTER_DIR" --lib "$STORM_DIR/target/lib") || rc=$?
+		storm_cluster_cleanup
+		return "$rc"
+	fi
 	# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
 	(cd "$STORM_DIR" && timeout -k 10 "$run_limit" "$JAVA" $JVM_FLAGS -Djava.io.tmpdir="$STORM_DIR/target/tmp" \
 		-Dlog4j2.configurationFile="$STORM_DIR/target/classes/log4j2.xml" \
 		-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "$w" "$@" --batch "$storm_batch")
 }
+# storm_cluster_cleanup: the driver kills Storm's daemons and workers when
+# it ends, even on SIGTERM; after a SIGKILL (timeout -k) they would be left,
+# so the processes whose pids the run recorded (Nimbus, Supervisor, workers)
+# are killed here if they are still running from this run's directory.
+storm_cluster_cleanup() {
+	local f pid
+	for f in "$CLUSTER_DIR"/pids/* "$CLUSTER_DIR"/local/workers/*/pids/*; do
+		[ -e "$f" ] || continue
+		pid=${f##*/}
+		[ "${f#"$CLUSTER_DIR"/pids/}" = "$f" ] || pid=$(cat "$f" 2>/dev/null || true)
+		[[ $pid =~ ^[0-9]+$ ]] || continue
+		if grep -qsF "$CLUSTER_DIR" "/proc/$pid/cmdline"; then
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done
+}
 squall_run() { # workload args...
+	if [ "$1" = cluster-acked ]; then # in a namespace like Storm's, if it had one
+		timeout -k 10 "$run_limit" "${netns_prefix[@]}" "$OUT/squall-bench" "$@"
+		return
+	fi
 	timeout -k 10 "$run_limit" "$OUT/squall-bench" "$@"
 }
 
@@ -237,6 +287,11 @@ trap 'rm -f "$table"' EXIT
 			row trident-wordcount words_per_s "words/s; squall pre-aggregated by hand, Storm as above" sq/st trident-wordcount-preagg
 			;;
 		acker-memory) row acker-memory bytes_per_tree "heap bytes per pending tree" st/sq ;;
+		cluster-acked)
+			row cluster-acked tuples_per_s "acked trees/s, 2 worker processes" sq/st
+			row cluster-acked p50_us "complete latency p50 (µs)" st/sq
+			row cluster-acked p99_us "complete latency p99 (µs)" st/sq
+			;;
 		esac
 	done
 } >"$table"
@@ -271,6 +326,9 @@ if [ "$doc" = yes ]; then
 		cat "$table"
 		echo
 		echo "- Storm: \`org.apache.storm:storm-client\`/\`storm-server\` **$storm_version** from Maven Central, LocalCluster, one worker, ZooKeeper on 127.0.0.1."
+		if [[ ,$workloads, == *,cluster-acked,* ]]; then
+			echo "- cluster-acked: a distributed Storm from the same jars, on this machine: ZooKeeper in the driver JVM, Nimbus and a Supervisor with two slots as JVMs of their own, \`topology.workers\` = 2, each worker JVM started by the Supervisor through a LogWriter JVM with the flags below; Storm's side ran in $storm_netns. squall: two processes, \`topology.RunWorker\` over loopback TCP, the same placement of components."
+		fi
 		echo "- JVM: $java_version; flags \`$JVM_FLAGS\`; Storm \`topology.producer.batch.size\` = $storm_batch."
 		echo "- Go: $go_version; \`GOGC\` unset (100)."
 		echo "- Machine: ${cpu:-unknown}, $(nproc) CPUs, $mem RAM, shared with other work (load average $load when the run ended)."
@@ -300,3 +358,4 @@ echo "core-noack squall/storm = $(ratio "${MED[core-noack.tuples_per_s.squall]:-
 echo "core-acked squall/storm = $(ratio "${MED[core-acked.tuples_per_s.squall]:-}" "${MED[core-acked.tuples_per_s.storm]:-}")"
 echo "trident-wordcount squall/storm = $(ratio "${MED[trident-wordcount.words_per_s.squall]:-}" "${MED[trident-wordcount.words_per_s.storm]:-}")"
 echo "acker-bytes storm/squall = $(ratio "${MED[acker-memory.bytes_per_tree.storm]:-}" "${MED[acker-memory.bytes_per_tree.squall]:-}")"
+echo "cluster-acked squall/storm = $(ratio "${MED[cluster-acked.tuples_per_s.squall]:-}" "${MED[cluster-acked.tuples_per_s.storm]:-}")"

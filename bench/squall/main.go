@@ -26,8 +26,14 @@
 //   - acker-memory: the spout emits --trees tuples with message ids to a bolt
 //     that never acks them, timeouts off; bytes_per_tree is the growth of the
 //     live heap divided by --trees.
+//   - cluster-acked: core-acked's topology as two workers in two processes
+//     over loopback TCP (topology.RunWorker): the spout and the id bolt in
+//     this process, the sink and the acker in a second process running this
+//     binary (argument cluster-worker), the placement Storm's scheduler
+//     picks for the same topology with two workers.
 //
-// Parallelism is 1 for every component and everything runs in one worker.
+// Parallelism is 1 for every component and everything but cluster-acked
+// runs in one worker.
 // The program uses only squall's public API.
 package main
 
@@ -63,12 +69,12 @@ var workloads = map[string]func(context.Context, options) (string, error){
 	"trident-wordcount":        runWordCount,
 	"trident-wordcount-preagg": runWordCountPreAgg,
 	"acker-memory":             runAckerMemory,
+	"cluster-acked":            runClusterAcked,
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
-	o := options{}
+// newFlagSet returns the flags of o, with their defaults.
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("squall-bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.DurationVar(&o.window, "window", 30*time.Second, "measuring window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window")
 	fs.IntVar(&o.batch, "batch", 256, "tuples an executor buffers per send")
@@ -77,7 +83,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch (trident-wordcount)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile at the end of the run to this file")
-	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|trident-wordcount-preagg|acker-memory [flags]"
+	return fs
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	o := options{}
+	fs := newFlagSet(&o)
+	fs.SetOutput(stderr)
+	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|trident-wordcount-preagg|acker-memory|cluster-acked [flags]"
 	// The workload may come before or after the flags.
 	var rest []string
 	for len(args) > 0 {
@@ -113,6 +126,13 @@ func run(ctx context.Context, o options) (string, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == clusterWorkerArg {
+		if err := clusterWorker(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "squall-bench: cluster worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o, err := parse(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

@@ -39,6 +39,10 @@ public class ConstSpout extends BaseRichSpout {
     public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
         out = collector;
         Probe.opened.set(true);
+        Object probeFile = conf.get(SharedProbe.CONF_KEY);
+        if (probeFile != null) {
+            SharedProbe.bridge((String) probeFile); // the spout runs in a worker process
+        }
     }
 
     @Override

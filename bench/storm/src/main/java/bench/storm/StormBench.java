@@ -32,8 +32,11 @@ import org.apache.storm.utils.VersionInfo;
  * [--pending N] [--trees N] [--sentences N]}: --batch is the tuples an executor
  * buffers per send (topology.producer.batch.size), --sentences the sentences
  * per Trident batch; workloads: core-noack, core-acked,
- * trident-wordcount, acker-memory. bench/squall takes the same workloads and
- * options and prints the same keys.
+ * trident-wordcount, acker-memory, and cluster-acked (core-acked on a real
+ * distributed Storm with two worker JVMs, see {@link ClusterBench}; its
+ * --cluster-dir is where the generated installation goes, --lib the jars
+ * Maven resolved). bench/squall takes the same workloads and options and
+ * prints the same keys.
  */
 public final class StormBench {
     /** The sentences squall's Trident benchmark cycles: 40 words in 5 sentences. */
@@ -65,6 +68,9 @@ public final class StormBench {
     }
 
     private static String runAll(Options o) throws Exception {
+        if (o.workload.equals("cluster-acked")) {
+            return result(o, new ClusterBench(o).run());
+        }
         String line;
         try (LoopbackZooKeeper zk = new LoopbackZooKeeper()) {
             Map<String, Object> daemon = new HashMap<>();
@@ -223,7 +229,7 @@ public final class StormBench {
             o.workload, figures, o.batch, VersionInfo.getVersion());
     }
 
-    private static String trim(double d) {
+    static String trim(double d) {
         return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
     }
 
@@ -276,6 +282,10 @@ public final class StormBench {
         int sentences = 10_000;
         int pending = 1024;
         long trees = 1_000_000;
+        /** cluster-acked: where the Storm installation, its logs and local state go. */
+        String clusterDir = "../out/storm-cluster";
+        /** cluster-acked: the jars Maven resolved (copy-dependencies). */
+        String lib = "target/lib";
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -297,13 +307,16 @@ public final class StormBench {
                     case "--sentences": o.sentences = Integer.parseInt(v); break;
                     case "--pending": o.pending = Integer.parseInt(v); break;
                     case "--trees": o.trees = Long.parseLong(v); break;
+                    case "--cluster-dir": o.clusterDir = v; break;
+                    case "--lib": o.lib = v; break;
                     default: throw new IllegalArgumentException("unknown option " + a);
                 }
             }
             if (rest.size() != 1) {
                 throw new IllegalArgumentException(
-                    "usage: StormBench core-noack|core-acked|trident-wordcount|acker-memory "
-                        + "[--window S] [--warmup S] [--batch N] [--pending N] [--trees N] [--sentences N]");
+                    "usage: StormBench core-noack|core-acked|trident-wordcount|acker-memory|cluster-acked "
+                        + "[--window S] [--warmup S] [--batch N] [--pending N] [--trees N] [--sentences N] "
+                        + "[--cluster-dir D] [--lib D]");
             }
             o.workload = rest.get(0);
             return o;
