@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/squallstream/squall/topology"
@@ -21,6 +23,7 @@ var (
 	lTopo      = []string{"topology"}
 	lComp      = []string{"topology", "component"}
 	lCompQuant = []string{"topology", "component", "quantile"}
+	lTask      = []string{"topology", "component", "task"}
 	lQuant     = []string{"topology", "quantile"}
 	lPart      = []string{"topology", "partition"}
 
@@ -47,6 +50,15 @@ var (
 		"Errors the component's tasks reported.", lComp, nil)
 	descComplete = prometheus.NewDesc("squall_complete_latency_quantile_seconds",
 		"Spouts: time from emit to ack of the trees completed since submission, by quantile (0.5, 0.99; 1 is the maximum). Quantiles are accurate to about 7%.", lCompQuant, nil)
+
+	descTaskEmitted = prometheus.NewDesc("squall_task_tuples_emitted_total",
+		"Emit calls of one task.", lTask, nil)
+	descTaskExecuted = prometheus.NewDesc("squall_task_tuples_executed_total",
+		"Tuples one bolt task executed.", lTask, nil)
+	descTaskAcked = prometheus.NewDesc("squall_task_tuples_acked_total",
+		"One task's acks: spouts: tuple trees completed; bolts: tuples acked.", lTask, nil)
+	descTaskFailed = prometheus.NewDesc("squall_task_tuples_failed_total",
+		"One task's failures: spouts: tuple trees failed, timeouts included; bolts: tuples failed.", lTask, nil)
 
 	descCommittedTxID = prometheus.NewDesc("squall_committed_txid",
 		"The last committed transaction id.", lTopo, nil)
@@ -80,6 +92,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descReady, descWorkerRunning, descRestarts, descPending,
 		descEmitted, descExecuted, descAcked, descFailed, descTimedOut, descCompErrors, descComplete,
+		descTaskEmitted, descTaskExecuted, descTaskAcked, descTaskFailed,
 		descCommittedTxID, descCommitted, descAnnounced, descReplayed, descBatchFailed, descBatchLatency,
 		descCommitLatency, descDeadLetters,
 		descQuarantined, descGeneration, descHalted, descLag,
@@ -118,6 +131,13 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		counter(descCompErrors, s.Errors, name, comp)
 		if s.CompleteLatency.Count > 0 {
 			quantiles(s.CompleteLatency, func(q string, v float64) { gauge(descComplete, v, name, comp, q) })
+		}
+		for _, t := range s.Tasks {
+			task := strconv.Itoa(int(t.Task))
+			counter(descTaskEmitted, t.Emitted, name, comp, task)
+			counter(descTaskExecuted, t.Executed, name, comp, task)
+			counter(descTaskAcked, t.Acked, name, comp, task)
+			counter(descTaskFailed, t.Failed, name, comp, task)
 		}
 	}
 

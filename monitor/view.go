@@ -179,7 +179,30 @@ type ComponentView struct {
 type ComponentDetail struct {
 	Topology string `json:"topology"`
 	ComponentView
+	Tasks  []TaskView  `json:"tasks"`  // the counters of each task this process runs, by task id
 	Errors []ErrorView `json:"errors"` // this component's kept errors, oldest first
+}
+
+// TaskView is one task's counters; the fields mean what they mean in
+// ComponentView.
+type TaskView struct {
+	Task       int32  `json:"task"`
+	Emitted    uint64 `json:"emitted"`
+	Executed   uint64 `json:"executed"`
+	Acked      uint64 `json:"acked"`
+	Failed     uint64 `json:"failed"`
+	TimedOut   uint64 `json:"timed_out"`
+	ErrorCount uint64 `json:"error_count"`
+	Orphans    uint64 `json:"orphans"`
+}
+
+func taskViews(ts []topology.TaskStats) []TaskView {
+	vs := make([]TaskView, 0, len(ts))
+	for _, t := range ts {
+		vs = append(vs, TaskView{Task: int32(t.Task), Emitted: t.Emitted, Executed: t.Executed, Acked: t.Acked,
+			Failed: t.Failed, TimedOut: t.TimedOut, ErrorCount: t.Errors, Orphans: t.Orphans})
+	}
+	return vs
 }
 
 // ErrorView is a reported error.

@@ -6,6 +6,7 @@ type boltTask struct {
 	id   TaskID
 	bolt Bolt
 	out  *OutputCollector
+	cnt  *counts
 }
 
 type boltExecutor struct {
@@ -28,8 +29,8 @@ func (b *boltExecutor) run() {
 			b.w.fatal(c.id, id, errNilInstance)
 			return
 		}
-		t := &boltTask{id: id, bolt: bolt}
-		t.out = &OutputCollector{e: b.executor, task: id}
+		t := &boltTask{id: id, bolt: bolt, cnt: b.taskCounts(id)}
+		t.out = &OutputCollector{e: b.executor, task: id, cnt: t.cnt}
 		b.tasks = append(b.tasks, t)
 		info := TaskInfo{Component: c.id, Task: id, Index: int(id - c.taskIDs[0]), NumTasks: c.tasks, topo: b.w.plan.topo}
 		if err := bolt.Prepare(b.w.ctx, info, t.out); err != nil {
@@ -63,7 +64,7 @@ func (b *boltExecutor) execute(batch []Tuple) {
 		t := &batch[i]
 		task := b.tasks[t.dstTask-first]
 		b.current = task.id
-		b.counts.executed++
+		task.cnt.executed++
 		task.bolt.Execute(t)
 	}
 }

@@ -57,7 +57,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		}
 		s.out.tuple(dst, tu)
 	}
-	s.counts.emitted++
+	t.cnt.emitted++
 	switch {
 	case tracked:
 		now := s.now
@@ -68,7 +68,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		s.out.ack(s.w.plan.ackerFor(root), ackerMsg{kind: msgInit, task: t.id, root: root, val: xor})
 	case msgID != nil:
 		// Tracking is off: the message counts as processed once emitted.
-		s.counts.acked++
+		t.cnt.acked++
 		t.spout.Ack(msgID)
 	}
 }
@@ -96,7 +96,7 @@ func (e *executor) reportError(task TaskID, err error) {
 	if err == nil {
 		return
 	}
-	e.counts.errors++
+	e.taskCounts(task).errors++
 	name := e.plan.name()
 	e.w.errors.add(ReportedError{Component: name, Task: task, Time: e.w.cfg.Clock.Now(), Err: err})
 	e.w.log.Warn("error reported", "component", name, "task", task, "err", err)
@@ -108,6 +108,7 @@ func (e *executor) reportError(task TaskID, err error) {
 type OutputCollector struct {
 	e    *executor
 	task TaskID
+	cnt  *counts // the task's unpublished counters
 }
 
 // Emit emits v on the default stream, anchored to the given tuples: the new
@@ -150,7 +151,7 @@ func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors [
 		}
 		e.out.tuple(dst, tu)
 	}
-	e.counts.emitted++
+	c.cnt.emitted++
 	return targets
 }
 
@@ -162,7 +163,7 @@ func (c *OutputCollector) Ack(t *Tuple) {
 	if !c.finish(t) {
 		return
 	}
-	c.e.counts.acked++
+	c.cnt.acked++
 	if !c.e.acking {
 		return
 	}
@@ -177,7 +178,7 @@ func (c *OutputCollector) Fail(t *Tuple) {
 	if !c.finish(t) {
 		return
 	}
-	c.e.counts.failed++
+	c.cnt.failed++
 	c.send(t, msgFail)
 }
 

@@ -15,7 +15,8 @@ type Stats struct {
 	Components map[string]ComponentStats // by component id; ackers under "__acker"
 }
 
-// ComponentStats are one component's counters, summed over its tasks.
+// ComponentStats are one component's counters, summed over its tasks, and
+// each task's own.
 type ComponentStats struct {
 	Emitted  uint64 // emit calls (one per call, whatever the number of targets)
 	Executed uint64 // bolts: tuples executed
@@ -30,6 +31,22 @@ type ComponentStats struct {
 	Orphans uint64
 	// CompleteLatency summarises, for spouts, the time from emit to ack.
 	CompleteLatency Latency
+	// Tasks are the counters of each task of the component that this
+	// process runs, by ascending task id; the fields above are their sums.
+	Tasks []TaskStats
+}
+
+// TaskStats are one task's counters; the fields mean what they mean in
+// ComponentStats.
+type TaskStats struct {
+	Task     TaskID
+	Emitted  uint64
+	Executed uint64
+	Acked    uint64
+	Failed   uint64
+	TimedOut uint64
+	Errors   uint64
+	Orphans  uint64
 }
 
 // Latency summarises a latency distribution. Quantiles are accurate to
@@ -46,14 +63,21 @@ func latencyOf(s hist.Summary) Latency {
 	return Latency{Count: s.Count, P50: s.P50, P99: s.P99, Max: s.Max}
 }
 
-// counts are an executor's unpublished counters.
+// counts are one task's unpublished counters.
 type counts struct {
 	emitted, executed, acked, failed, timedOut, errors, orphans uint64
 }
 
-type componentMetrics struct {
+// taskMetrics are one task's published counters.
+type taskMetrics struct {
 	emitted, executed, acked, failed, timedOut, errors, orphans atomic.Uint64
-	latency                                                     hist.Histogram
+}
+
+type componentMetrics struct {
+	first   TaskID        // the id of tasks[0]
+	tasks   []taskMetrics // by task id - first
+	local   []bool        // by task id - first: the task runs in this process
+	latency hist.Histogram
 }
 
 // metrics holds every component's counters for one submitted topology.
@@ -63,9 +87,28 @@ type metrics struct {
 
 func newMetrics(p *plan) *metrics {
 	m := &metrics{byComponent: make(map[string]*componentMetrics)}
+	lo, hi := make(map[string]TaskID), make(map[string]TaskID)
 	for _, e := range p.execs {
-		if m.byComponent[e.name()] == nil {
-			m.byComponent[e.name()] = &componentMetrics{}
+		name := e.name()
+		for _, t := range e.tasks { // a component's tasks have consecutive ids
+			if l, ok := lo[name]; !ok || t < l {
+				lo[name] = t
+			}
+			if h, ok := hi[name]; !ok || t > h {
+				hi[name] = t
+			}
+		}
+	}
+	for name, l := range lo {
+		n := hi[name] - l + 1
+		m.byComponent[name] = &componentMetrics{first: l, tasks: make([]taskMetrics, n), local: make([]bool, n)}
+	}
+	for i, e := range p.execs {
+		if p.local(i) {
+			cm := m.byComponent[e.name()]
+			for _, t := range e.tasks {
+				cm.local[t-cm.first] = true
+			}
 		}
 	}
 	return m
@@ -73,35 +116,55 @@ func newMetrics(p *plan) *metrics {
 
 func (m *metrics) component(name string) *componentMetrics { return m.byComponent[name] }
 
-func (m *metrics) publish(name string, c *counts) {
-	if *c == (counts{}) {
-		return
-	}
+// publish adds the counters of the tasks first, first+1, ... of one
+// executor and zeroes them.
+func (m *metrics) publish(name string, first TaskID, cs []counts) {
 	cm := m.byComponent[name]
-	add := func(dst *atomic.Uint64, v uint64) {
-		if v != 0 {
-			dst.Add(v)
+	for i := range cs {
+		c := &cs[i]
+		if *c == (counts{}) {
+			continue
 		}
+		tm := &cm.tasks[first+TaskID(i)-cm.first]
+		add := func(dst *atomic.Uint64, v uint64) {
+			if v != 0 {
+				dst.Add(v)
+			}
+		}
+		add(&tm.emitted, c.emitted)
+		add(&tm.executed, c.executed)
+		add(&tm.acked, c.acked)
+		add(&tm.failed, c.failed)
+		add(&tm.timedOut, c.timedOut)
+		add(&tm.errors, c.errors)
+		add(&tm.orphans, c.orphans)
+		*c = counts{}
 	}
-	add(&cm.emitted, c.emitted)
-	add(&cm.executed, c.executed)
-	add(&cm.acked, c.acked)
-	add(&cm.failed, c.failed)
-	add(&cm.timedOut, c.timedOut)
-	add(&cm.errors, c.errors)
-	add(&cm.orphans, c.orphans)
-	*c = counts{}
 }
 
 func (m *metrics) snapshot() Stats {
 	s := Stats{Components: make(map[string]ComponentStats, len(m.byComponent))}
 	for name, cm := range m.byComponent {
-		s.Components[name] = ComponentStats{
-			Emitted: cm.emitted.Load(), Executed: cm.executed.Load(),
-			Acked: cm.acked.Load(), Failed: cm.failed.Load(), TimedOut: cm.timedOut.Load(),
-			Errors: cm.errors.Load(), Orphans: cm.orphans.Load(),
-			CompleteLatency: latencyOf(cm.latency.Summary()),
+		cs := ComponentStats{CompleteLatency: latencyOf(cm.latency.Summary()), Tasks: make([]TaskStats, 0, len(cm.tasks))}
+		for i := range cm.tasks {
+			if !cm.local[i] {
+				continue
+			}
+			tm := &cm.tasks[i]
+			ts := TaskStats{Task: cm.first + TaskID(i),
+				Emitted: tm.emitted.Load(), Executed: tm.executed.Load(),
+				Acked: tm.acked.Load(), Failed: tm.failed.Load(), TimedOut: tm.timedOut.Load(),
+				Errors: tm.errors.Load(), Orphans: tm.orphans.Load()}
+			cs.Tasks = append(cs.Tasks, ts)
+			cs.Emitted += ts.Emitted
+			cs.Executed += ts.Executed
+			cs.Acked += ts.Acked
+			cs.Failed += ts.Failed
+			cs.TimedOut += ts.TimedOut
+			cs.Errors += ts.Errors
+			cs.Orphans += ts.Orphans
 		}
+		s.Components[name] = cs
 	}
 	return s
 }

@@ -1,0 +1,105 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+)
+
+// TestStatsPerTask: a router sends value n directly to task n mod 4 of a
+// bolt with four tasks in two executors; task 3 fails its tuples and task
+// 2 reports an error for each. Each task's counters are its own, and the
+// component's are their sums.
+func TestStatsPerTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFeed()
+		b := NewBuilder()
+		b.Spout("feed", f.newSpout).Output("n")
+		b.Bolt("split", func() Bolt { return &splitBolt{} }).DirectStream("direct", "n").Input("feed", Shuffle())
+		b.Bolt("by", func() Bolt { return &byTaskBolt{} }).Tasks(4).Parallelism(2).InputStream("split", "direct", Direct())
+		topo := mustBuild(t, b)
+		r := submit(t, topo, DefaultConfig())
+		for i := range 8 {
+			f.add(i, i)
+		}
+		settle()
+		expectCounts(t, f, 6, 2)
+		stop(t, r)
+
+		s := r.Stats()
+		ids := topo.component("by").taskIDs
+		want := []TaskStats{
+			{Task: ids[0], Executed: 2, Acked: 2},
+			{Task: ids[1], Executed: 2, Acked: 2},
+			{Task: ids[2], Executed: 2, Acked: 2, Errors: 2},
+			{Task: ids[3], Executed: 2, Failed: 2},
+		}
+		by := s.Components["by"]
+		if !slices.Equal(by.Tasks, want) {
+			t.Fatalf("by tasks = %+v, want %+v", by.Tasks, want)
+		}
+		if by.Executed != 8 || by.Acked != 6 || by.Failed != 2 || by.Errors != 2 {
+			t.Fatalf("by sums = %+v", by)
+		}
+		split := s.Components["split"]
+		if len(split.Tasks) != 1 || split.Tasks[0].Task != topo.component("split").taskIDs[0] ||
+			split.Tasks[0].Executed != 8 || split.Tasks[0].Emitted != 8 || split.Emitted != 8 {
+			t.Fatalf("split = %+v", split)
+		}
+		feed := s.Components["feed"]
+		if len(feed.Tasks) != 1 || feed.Tasks[0].Emitted != 8 || feed.Tasks[0].Acked != 6 || feed.Tasks[0].Failed != 2 {
+			t.Fatalf("feed = %+v", feed)
+		}
+		acker := s.Components[ackerComponent]
+		if len(acker.Tasks) != 1 || acker.Tasks[0].Acked != 6 || acker.Tasks[0].Failed != 2 {
+			t.Fatalf("acker = %+v", acker)
+		}
+	})
+}
+
+// splitBolt sends n directly to by's task n mod 4.
+type splitBolt struct {
+	out     *OutputCollector
+	targets []TaskID
+}
+
+func (b *splitBolt) Prepare(_ context.Context, info TaskInfo, out *OutputCollector) error {
+	b.out, b.targets = out, info.Tasks("by")
+	return nil
+}
+
+func (b *splitBolt) Execute(t *Tuple) {
+	n := t.Value(0).(int)
+	b.out.EmitDirect(b.targets[n%len(b.targets)], "direct", Values{n}, t)
+	b.out.Ack(t)
+}
+
+func (b *splitBolt) Cleanup() error { return nil }
+
+// byTaskBolt acks on its tasks of index 0 to 2, reporting an error on
+// index 2, and fails on index 3.
+type byTaskBolt struct {
+	out   *OutputCollector
+	index int
+}
+
+func (b *byTaskBolt) Prepare(_ context.Context, info TaskInfo, out *OutputCollector) error {
+	b.out, b.index = out, info.Index
+	return nil
+}
+
+func (b *byTaskBolt) Execute(t *Tuple) {
+	switch b.index {
+	case 2:
+		b.out.ReportError(errors.New("task 2"))
+		b.out.Ack(t)
+	case 3:
+		b.out.Fail(t)
+	default:
+		b.out.Ack(t)
+	}
+}
+
+func (b *byTaskBolt) Cleanup() error { return nil }
