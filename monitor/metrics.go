@@ -38,6 +38,16 @@ var (
 
 	descEmitted = prometheus.NewDesc("squall_tuples_emitted_total",
 		"Emit calls of the component's tasks.", lComp, nil)
+	descTransferred = prometheus.NewDesc("squall_tuples_transferred_total",
+		"Tuples the component's tasks sent to target tasks (an emit to three tasks counts three).", lComp, nil)
+	descExecuteLatency = prometheus.NewDesc("squall_execute_latency_quantile_seconds",
+		"Bolts: time Execute took per tuple, by quantile (0.5, 0.99; 1 is the maximum); measured per batch of tuples, each tuple counting as its batch's mean. Quantiles are accurate to about 7%.", lCompQuant, nil)
+	descBusy = prometheus.NewDesc("squall_component_busy_seconds_total",
+		"Bolts: time the component's executors spent executing tuples; rate() over the executors is the capacity.", lComp, nil)
+	descExecutors = prometheus.NewDesc("squall_component_executors",
+		"Executors of the component that this process runs.", lComp, nil)
+	descCapacity = prometheus.NewDesc("squall_component_capacity",
+		"Bolts: the share of the last 10 minutes (less while younger) its executors spent executing, busy time / (window x executors), as Storm's capacity; near 1 the component is the bottleneck.", lComp, nil)
 	descExecuted = prometheus.NewDesc("squall_tuples_executed_total",
 		"Tuples the component's bolt tasks executed.", lComp, nil)
 	descAcked = prometheus.NewDesc("squall_tuples_acked_total",
@@ -53,6 +63,8 @@ var (
 
 	descTaskEmitted = prometheus.NewDesc("squall_task_tuples_emitted_total",
 		"Emit calls of one task.", lTask, nil)
+	descTaskTransferred = prometheus.NewDesc("squall_task_tuples_transferred_total",
+		"Tuples one task sent to target tasks.", lTask, nil)
 	descTaskExecuted = prometheus.NewDesc("squall_task_tuples_executed_total",
 		"Tuples one bolt task executed.", lTask, nil)
 	descTaskAcked = prometheus.NewDesc("squall_task_tuples_acked_total",
@@ -92,7 +104,8 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descReady, descWorkerRunning, descRestarts, descPending,
 		descEmitted, descExecuted, descAcked, descFailed, descTimedOut, descCompErrors, descComplete,
-		descTaskEmitted, descTaskExecuted, descTaskAcked, descTaskFailed,
+		descTransferred, descExecuteLatency, descBusy, descExecutors, descCapacity,
+		descTaskEmitted, descTaskTransferred, descTaskExecuted, descTaskAcked, descTaskFailed,
 		descCommittedTxID, descCommitted, descAnnounced, descReplayed, descBatchFailed, descBatchLatency,
 		descCommitLatency, descDeadLetters,
 		descQuarantined, descGeneration, descHalted, descLag,
@@ -122,8 +135,23 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 	counter(descRestarts, uint64(h.Crashes), name)
 	gauge(descPending, float64(e.t.Pending()), name)
 
-	for comp, s := range e.t.Stats().Components {
+	stats := e.t.Stats()
+	var capacityWindow *window // the 10 minutes' growth, read once a bolt needs it
+	for comp, s := range stats.Components {
 		counter(descEmitted, s.Emitted, name, comp)
+		counter(descTransferred, s.Transferred, name, comp)
+		gauge(descExecutors, float64(s.Executors), name, comp)
+		if s.ExecuteLatency.Count > 0 {
+			quantiles(s.ExecuteLatency, func(q string, v float64) { gauge(descExecuteLatency, v, name, comp, q) })
+			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), name, comp)
+			if capacityWindow == nil {
+				w := e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches))[0] // 10m
+				capacityWindow = &w
+			}
+			if c, ok := capacity(capacityWindow, comp, s.Executors); ok {
+				gauge(descCapacity, c, name, comp)
+			}
+		}
 		counter(descExecuted, s.Executed, name, comp)
 		counter(descAcked, s.Acked, name, comp)
 		counter(descFailed, s.Failed, name, comp)
@@ -135,6 +163,7 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		for _, t := range s.Tasks {
 			task := strconv.Itoa(int(t.Task))
 			counter(descTaskEmitted, t.Emitted, name, comp, task)
+			counter(descTaskTransferred, t.Transferred, name, comp, task)
 			counter(descTaskExecuted, t.Executed, name, comp, task)
 			counter(descTaskAcked, t.Acked, name, comp, task)
 			counter(descTaskFailed, t.Failed, name, comp, task)
@@ -170,6 +199,15 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 			gauge(descLag, float64(p.Lag), name, p.Partition)
 		}
 	}
+}
+
+// capacity returns the share of window w that comp's executors spent
+// executing; false if w covers no time.
+func capacity(w *window, comp string, executors int) (float64, bool) {
+	if w.Span <= 0 || executors <= 0 {
+		return 0, false
+	}
+	return w.Growth.Components[comp].Busy.Seconds() / (w.Span.Seconds() * float64(executors)), true
 }
 
 // quantiles reports l's quantiles, the maximum as quantile 1.

@@ -162,17 +162,25 @@ type CrashView struct {
 // ComponentView is one component's counters, summed over its tasks and
 // cumulative across worker restarts.
 type ComponentView struct {
-	Name       string `json:"name"`
-	Emitted    uint64 `json:"emitted"`   // emit calls
-	Executed   uint64 `json:"executed"`  // bolts: tuples executed
-	Acked      uint64 `json:"acked"`     // spouts: trees completed; bolts: tuples acked
-	Failed     uint64 `json:"failed"`    // spouts: trees failed (timeouts included); bolts: tuples failed
-	TimedOut   uint64 `json:"timed_out"` // spouts: trees that timed out
-	ErrorCount uint64 `json:"error_count"`
-	Orphans    uint64 `json:"orphans"`
+	Name        string `json:"name"`
+	Emitted     uint64 `json:"emitted"`     // emit calls
+	Transferred uint64 `json:"transferred"` // tuples sent to target tasks
+	Executed    uint64 `json:"executed"`    // bolts: tuples executed
+	Acked       uint64 `json:"acked"`       // spouts: trees completed; bolts: tuples acked
+	Failed      uint64 `json:"failed"`      // spouts: trees failed (timeouts included); bolts: tuples failed
+	TimedOut    uint64 `json:"timed_out"`   // spouts: trees that timed out
+	ErrorCount  uint64 `json:"error_count"`
+	Orphans     uint64 `json:"orphans"`
 	// CompleteLatency is, for spouts, the time from emit to ack; null for
 	// components that completed no tree.
 	CompleteLatency *LatencyView `json:"complete_latency"`
+	// ExecuteLatency is, for bolts, the time Execute takes per tuple
+	// (each tuple counting as its batch's mean); null for components
+	// that executed nothing.
+	ExecuteLatency *LatencyView `json:"execute_latency"`
+	// BusySeconds is, for bolts, the time the executors spent executing.
+	BusySeconds float64 `json:"busy_seconds"`
+	Executors   int     `json:"executors"` // the component's executors in this process
 }
 
 // ComponentDetail is GET /api/v1/topologies/{name}/components/{component}.
@@ -186,20 +194,21 @@ type ComponentDetail struct {
 // TaskView is one task's counters; the fields mean what they mean in
 // ComponentView.
 type TaskView struct {
-	Task       int32  `json:"task"`
-	Emitted    uint64 `json:"emitted"`
-	Executed   uint64 `json:"executed"`
-	Acked      uint64 `json:"acked"`
-	Failed     uint64 `json:"failed"`
-	TimedOut   uint64 `json:"timed_out"`
-	ErrorCount uint64 `json:"error_count"`
-	Orphans    uint64 `json:"orphans"`
+	Task        int32  `json:"task"`
+	Emitted     uint64 `json:"emitted"`
+	Transferred uint64 `json:"transferred"`
+	Executed    uint64 `json:"executed"`
+	Acked       uint64 `json:"acked"`
+	Failed      uint64 `json:"failed"`
+	TimedOut    uint64 `json:"timed_out"`
+	ErrorCount  uint64 `json:"error_count"`
+	Orphans     uint64 `json:"orphans"`
 }
 
 func taskViews(ts []topology.TaskStats) []TaskView {
 	vs := make([]TaskView, 0, len(ts))
 	for _, t := range ts {
-		vs = append(vs, TaskView{Task: int32(t.Task), Emitted: t.Emitted, Executed: t.Executed, Acked: t.Acked,
+		vs = append(vs, TaskView{Task: int32(t.Task), Emitted: t.Emitted, Transferred: t.Transferred, Executed: t.Executed, Acked: t.Acked,
 			Failed: t.Failed, TimedOut: t.TimedOut, ErrorCount: t.Errors, Orphans: t.Orphans})
 	}
 	return vs
@@ -303,10 +312,15 @@ func componentView(name string, c topology.ComponentStats) ComponentView {
 	v := ComponentView{
 		Name: name, Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed,
 		TimedOut: c.TimedOut, ErrorCount: c.Errors, Orphans: c.Orphans,
+		Transferred: c.Transferred, BusySeconds: c.Busy.Seconds(), Executors: c.Executors,
 	}
 	if c.CompleteLatency.Count > 0 {
 		l := latencyView(c.CompleteLatency)
 		v.CompleteLatency = &l
+	}
+	if c.ExecuteLatency.Count > 0 {
+		l := latencyView(c.ExecuteLatency)
+		v.ExecuteLatency = &l
 	}
 	return v
 }

@@ -1,6 +1,11 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/squallstream/squall/internal/clock"
+)
 
 type boltTask struct {
 	id   TaskID
@@ -14,10 +19,13 @@ type boltExecutor struct {
 	tasks    []*boltTask
 	in       chan []Tuple
 	prepared int
+	clock    clock.Clock       // Config.Clock
+	stats    *componentMetrics // for the execute latency and busy time
 }
 
 func newBoltExecutor(e *executor) *boltExecutor {
-	return &boltExecutor{executor: e, in: e.w.boltIn[e.idx]}
+	return &boltExecutor{executor: e, in: e.w.boltIn[e.idx], clock: e.w.cfg.Clock,
+		stats: e.w.metrics.component(e.plan.name())}
 }
 
 func (b *boltExecutor) run() {
@@ -39,10 +47,13 @@ func (b *boltExecutor) run() {
 		}
 		b.prepared = i + 1
 	}
+	// The clock is read once per batch: a batch taken without waiting
+	// starts when the previous one ended.
+	var ended time.Time
 	for {
 		select {
 		case batch := <-b.in:
-			b.execute(batch)
+			ended = b.execute(batch, ended)
 			continue
 		case <-b.w.stopping:
 			return
@@ -51,14 +62,19 @@ func (b *boltExecutor) run() {
 		b.flush()
 		select {
 		case batch := <-b.in:
-			b.execute(batch)
+			ended = b.execute(batch, time.Time{})
 		case <-b.w.stopping:
 			return
 		}
 	}
 }
 
-func (b *boltExecutor) execute(batch []Tuple) {
+// execute runs a batch that started at start (read now if zero) and
+// returns when it ended.
+func (b *boltExecutor) execute(batch []Tuple, start time.Time) time.Time {
+	if start.IsZero() {
+		start = b.clock.Now()
+	}
 	first := b.plan.tasks[0]
 	for i := range batch {
 		t := &batch[i]
@@ -67,6 +83,13 @@ func (b *boltExecutor) execute(batch []Tuple) {
 		task.cnt.executed++
 		task.bolt.Execute(t)
 	}
+	end := b.clock.Now()
+	if n := len(batch); n > 0 {
+		d := end.Sub(start)
+		b.stats.busy.Add(int64(d))
+		b.stats.execute.RecordN(d/time.Duration(n), uint64(n))
+	}
+	return end
 }
 
 func (b *boltExecutor) cleanup() {

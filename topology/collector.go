@@ -58,6 +58,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		s.out.tuple(dst, tu)
 	}
 	t.cnt.emitted++
+	t.cnt.transferred += uint64(len(targets))
 	switch {
 	case tracked:
 		now := s.now
@@ -152,6 +153,7 @@ func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors [
 		e.out.tuple(dst, tu)
 	}
 	c.cnt.emitted++
+	c.cnt.transferred += uint64(len(targets))
 	return targets
 }
 

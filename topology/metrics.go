@@ -18,12 +18,15 @@ type Stats struct {
 // ComponentStats are one component's counters, summed over its tasks, and
 // each task's own.
 type ComponentStats struct {
-	Emitted  uint64 // emit calls (one per call, whatever the number of targets)
-	Executed uint64 // bolts: tuples executed
-	Acked    uint64 // spouts: trees completed; bolts: tuples acked
-	Failed   uint64 // spouts: trees failed, timeouts included; bolts: tuples failed
-	TimedOut uint64 // spouts: trees that timed out
-	Errors   uint64 // errors reported
+	Emitted uint64 // emit calls (one per call, whatever the number of targets)
+	// Transferred counts tuples sent to target tasks: an emit to three
+	// tasks transfers three.
+	Transferred uint64
+	Executed    uint64 // bolts: tuples executed
+	Acked       uint64 // spouts: trees completed; bolts: tuples acked
+	Failed      uint64 // spouts: trees failed, timeouts included; bolts: tuples failed
+	TimedOut    uint64 // spouts: trees that timed out
+	Errors      uint64 // errors reported
 	// Orphans counts, for ackers, trees that timed out before their spout
 	// announced them (acks that arrived after the tree had already timed
 	// out, for example); for spouts, outcomes for trees they no longer
@@ -31,6 +34,19 @@ type ComponentStats struct {
 	Orphans uint64
 	// CompleteLatency summarises, for spouts, the time from emit to ack.
 	CompleteLatency Latency
+	// ExecuteLatency summarises, for bolts, the time Execute takes per
+	// tuple: the clock is read once per batch of tuples an executor
+	// receives, so each tuple counts as its batch's mean.
+	ExecuteLatency Latency
+	// Busy is, for bolts, the time the component's executors spent
+	// executing batches of tuples (their summed execute latency). Over a
+	// window, Busy's growth / (window × Executors) is the component's
+	// capacity, as Storm computes it: 1 means its executors never waited
+	// for input.
+	Busy time.Duration
+	// Executors is the number of the component's executors this process
+	// runs.
+	Executors int
 	// Tasks are the counters of each task of the component that this
 	// process runs, by ascending task id; the fields above are their sums.
 	Tasks []TaskStats
@@ -39,14 +55,15 @@ type ComponentStats struct {
 // TaskStats are one task's counters; the fields mean what they mean in
 // ComponentStats.
 type TaskStats struct {
-	Task     TaskID
-	Emitted  uint64
-	Executed uint64
-	Acked    uint64
-	Failed   uint64
-	TimedOut uint64
-	Errors   uint64
-	Orphans  uint64
+	Task        TaskID
+	Emitted     uint64
+	Transferred uint64
+	Executed    uint64
+	Acked       uint64
+	Failed      uint64
+	TimedOut    uint64
+	Errors      uint64
+	Orphans     uint64
 }
 
 // Latency summarises a latency distribution. Quantiles are accurate to
@@ -65,19 +82,22 @@ func latencyOf(s hist.Summary) Latency {
 
 // counts are one task's unpublished counters.
 type counts struct {
-	emitted, executed, acked, failed, timedOut, errors, orphans uint64
+	emitted, transferred, executed, acked, failed, timedOut, errors, orphans uint64
 }
 
 // taskMetrics are one task's published counters.
 type taskMetrics struct {
-	emitted, executed, acked, failed, timedOut, errors, orphans atomic.Uint64
+	emitted, transferred, executed, acked, failed, timedOut, errors, orphans atomic.Uint64
 }
 
 type componentMetrics struct {
-	first   TaskID        // the id of tasks[0]
-	tasks   []taskMetrics // by task id - first
-	local   []bool        // by task id - first: the task runs in this process
-	latency hist.Histogram
+	first   TaskID         // the id of tasks[0]
+	tasks   []taskMetrics  // by task id - first
+	local   []bool         // by task id - first: the task runs in this process
+	latency hist.Histogram // spouts: complete latency
+	execute hist.Histogram // bolts: execute latency
+	busy    atomic.Int64   // bolts: nanoseconds executing
+	execs   int            // executors in this process
 }
 
 // metrics holds every component's counters for one submitted topology.
@@ -106,6 +126,7 @@ func newMetrics(p *plan) *metrics {
 	for i, e := range p.execs {
 		if p.local(i) {
 			cm := m.byComponent[e.name()]
+			cm.execs++
 			for _, t := range e.tasks {
 				cm.local[t-cm.first] = true
 			}
@@ -132,6 +153,7 @@ func (m *metrics) publish(name string, first TaskID, cs []counts) {
 			}
 		}
 		add(&tm.emitted, c.emitted)
+		add(&tm.transferred, c.transferred)
 		add(&tm.executed, c.executed)
 		add(&tm.acked, c.acked)
 		add(&tm.failed, c.failed)
@@ -145,18 +167,21 @@ func (m *metrics) publish(name string, first TaskID, cs []counts) {
 func (m *metrics) snapshot() Stats {
 	s := Stats{Components: make(map[string]ComponentStats, len(m.byComponent))}
 	for name, cm := range m.byComponent {
-		cs := ComponentStats{CompleteLatency: latencyOf(cm.latency.Summary()), Tasks: make([]TaskStats, 0, len(cm.tasks))}
+		cs := ComponentStats{CompleteLatency: latencyOf(cm.latency.Summary()),
+			ExecuteLatency: latencyOf(cm.execute.Summary()), Busy: time.Duration(cm.busy.Load()),
+			Executors: cm.execs, Tasks: make([]TaskStats, 0, len(cm.tasks))}
 		for i := range cm.tasks {
 			if !cm.local[i] {
 				continue
 			}
 			tm := &cm.tasks[i]
 			ts := TaskStats{Task: cm.first + TaskID(i),
-				Emitted: tm.emitted.Load(), Executed: tm.executed.Load(),
+				Emitted: tm.emitted.Load(), Transferred: tm.transferred.Load(), Executed: tm.executed.Load(),
 				Acked: tm.acked.Load(), Failed: tm.failed.Load(), TimedOut: tm.timedOut.Load(),
 				Errors: tm.errors.Load(), Orphans: tm.orphans.Load()}
 			cs.Tasks = append(cs.Tasks, ts)
 			cs.Emitted += ts.Emitted
+			cs.Transferred += ts.Transferred
 			cs.Executed += ts.Executed
 			cs.Acked += ts.Acked
 			cs.Failed += ts.Failed

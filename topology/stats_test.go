@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // TestStatsPerTask: a router sends value n directly to task n mod 4 of a
@@ -103,3 +104,49 @@ func (b *byTaskBolt) Execute(t *Tuple) {
 }
 
 func (b *byTaskBolt) Cleanup() error { return nil }
+
+// TestTransferredAndExecuteLatency: the feed's tuples go to the three
+// tasks of "fan" (all grouping) and to "slow", whose Execute takes 10ms of
+// virtual time: transferred counts four per emit, and slow's execute
+// latency and busy time are its sleeps.
+func TestTransferredAndExecuteLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFeed()
+		b := NewBuilder()
+		b.Spout("feed", f.newSpout).Output("n")
+		b.Bolt("fan", boltFunc(ackAll).newBolt).Tasks(3).Input("feed", All())
+		b.Bolt("slow", boltFunc(func(out *OutputCollector, t *Tuple) {
+			time.Sleep(10 * time.Millisecond)
+			out.Ack(t)
+		}).newBolt).Input("feed", Shuffle())
+		r := submit(t, mustBuild(t, b), DefaultConfig())
+		for i := range 8 {
+			f.add(i, i)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		expectCounts(t, f, 8, 0)
+		stop(t, r)
+
+		s := r.Stats()
+		feed := s.Components["feed"]
+		if feed.Emitted != 8 || feed.Transferred != 32 || feed.Tasks[0].Transferred != 32 {
+			t.Fatalf("feed = %+v", feed)
+		}
+		if fan := s.Components["fan"]; fan.Executed != 24 || fan.Transferred != 0 || fan.ExecuteLatency.Count != 24 ||
+			fan.ExecuteLatency.Max != 0 || fan.Busy != 0 || fan.Executors != 1 {
+			t.Fatalf("fan = %+v", fan)
+		}
+		slow := s.Components["slow"]
+		if slow.Busy != 80*time.Millisecond || slow.Executors != 1 {
+			t.Fatalf("slow busy %v, executors %d; want 80ms, 1", slow.Busy, slow.Executors)
+		}
+		if l := slow.ExecuteLatency; l.Count != 8 || l.Max != 10*time.Millisecond ||
+			l.P50 < 9*time.Millisecond || l.P50 > 11*time.Millisecond {
+			t.Fatalf("slow execute latency = %+v", l)
+		}
+		if feed.ExecuteLatency.Count != 0 || feed.Busy != 0 {
+			t.Fatalf("spout with execute figures: %+v", feed)
+		}
+	})
+}

@@ -67,6 +67,25 @@ func (h *Histogram) Record(d time.Duration) {
 	}
 }
 
+// RecordN adds n durations of d each, as n calls of Record would; a
+// negative d counts as 0.
+func (h *Histogram) RecordN(d time.Duration, n uint64) {
+	if n == 0 {
+		return
+	}
+	if d < 0 {
+		d = 0
+	}
+	h.buckets[bucketOf(uint64(d))].Add(n)
+	h.count.Add(n)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
 // Summary returns the count, the median, the 99th percentile and the
 // maximum.
 func (h *Histogram) Summary() Summary {

@@ -24,3 +24,19 @@ func TestHistogramQuantiles(t *testing.T) {
 		}
 	}
 }
+
+// RecordN(d, n) is n calls of Record(d).
+func TestHistogramRecordN(t *testing.T) {
+	var a, b Histogram
+	for i := 1; i <= 100; i++ {
+		d := time.Duration(i) * time.Millisecond
+		a.RecordN(d, uint64(i))
+		for range i {
+			b.Record(d)
+		}
+	}
+	a.RecordN(time.Hour, 0)
+	if sa, sb := a.Summary(), b.Summary(); sa != sb || sa.Count != 5050 || sa.Max != 100*time.Millisecond {
+		t.Fatalf("RecordN %+v, Record %+v", sa, sb)
+	}
+}
