@@ -33,6 +33,10 @@ var (
 		"1 if the topology's worker runs, else 0 (crashed and waiting for its restart, or stopped).", lTopo, nil)
 	descRestarts = prometheus.NewDesc("squall_worker_restarts_total",
 		"Worker crashes; the supervisor restarts the worker after each, unless the topology stops first.", lTopo, nil)
+	descActive = prometheus.NewDesc("squall_topology_active",
+		"1 if the topology's spouts are asked to emit (Trident: batches are started), 0 after a deactivation.", lTopo, nil)
+	descInFlight = prometheus.NewDesc("squall_batches_in_flight",
+		"Trident: batches announced and not yet committed or failed, as of the coordinator's last action.", lTopo, nil)
 	descPending = prometheus.NewDesc("squall_pending_trees",
 		"Tuple trees the runtime waits on (for Trident: batch announcements and commits in flight).", lTopo, nil)
 
@@ -102,7 +106,7 @@ var (
 // Describe sends every descriptor: the set is fixed.
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descReady, descWorkerRunning, descRestarts, descPending,
+		descReady, descWorkerRunning, descRestarts, descPending, descActive, descInFlight,
 		descEmitted, descExecuted, descAcked, descFailed, descTimedOut, descCompErrors, descComplete,
 		descTransferred, descExecuteLatency, descBusy, descExecutors, descCapacity,
 		descTaskEmitted, descTaskTransferred, descTaskExecuted, descTaskAcked, descTaskFailed,
@@ -134,6 +138,12 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 	gauge(descWorkerRunning, bool01(h.Running), name)
 	counter(descRestarts, uint64(h.Crashes), name)
 	gauge(descPending, float64(e.t.Pending()), name)
+	if a, ok := e.t.(Activity); ok {
+		gauge(descActive, bool01(a.Active()), name)
+	}
+	if f, ok := e.t.(InFlighter); ok && e.batches != nil {
+		gauge(descInFlight, float64(f.InFlight()), name)
+	}
 
 	stats := e.t.Stats()
 	var capacityWindow *window // the 10 minutes' growth, read once a bolt needs it

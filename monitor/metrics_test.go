@@ -99,6 +99,7 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 		"squall_dead_letters_total":                words,
 		"squall_quarantined_total":                 words,
 		"squall_pending_trees":                     words,
+		"squall_batches_in_flight":                 words,
 		"squall_tuples_emitted_total":              master,
 		"squall_tuples_executed_total":             master,
 		"squall_tuples_failed_total":               master,
@@ -112,6 +113,12 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 	if v := value(t, before, "squall_topology_ready", words); v != 1 {
 		t.Fatalf("ready = %v", v)
+	}
+	if v := value(t, before, "squall_topology_active", words); v != 1 {
+		t.Fatalf("active = %v", v)
+	}
+	if v := value(t, before, "squall_batches_in_flight", words); v < 0 || v > 1 {
+		t.Fatalf("in flight = %v with MaxBatchesInFlight 1", v)
 	}
 	if v := value(t, before, "squall_kafka_consumer_lag", words); v != 2 {
 		t.Fatalf("lag = %v", v)

@@ -28,11 +28,17 @@ type TopologySummary struct {
 	// tuple-level one.
 	Batches    *BatchesView `json:"batches"`
 	LastAction *Action      `json:"last_action"` // null until an action is taken through the API
+	// Active is whether the spouts are asked to emit (Trident: whether
+	// batches are started); null for a topology that cannot tell.
+	Active *bool `json:"active"`
 }
 
 // BatchesView is a Trident topology's batch figures.
 type BatchesView struct {
 	CommittedTxID uint64 `json:"committed_txid"` // the last committed txid
+	// InFlight is the number of batches announced and not yet committed
+	// (or failed), as of the coordinator's last action.
+	InFlight int64 `json:"in_flight"`
 	// Announced counts the batch attempts announced since submission, and
 	// Replayed those of them at a txid tried before.
 	Announced uint64 `json:"announced"`
@@ -82,6 +88,9 @@ type TopologyDetail struct {
 	// Windows are the counters' growth over the last 10 minutes, 3 hours
 	// and day, and since submission ("all"), in that order.
 	Windows []WindowView `json:"windows"`
+	// Config is the configuration the topology runs with; null for a
+	// topology that cannot tell it.
+	Config *ConfigView `json:"config"`
 }
 
 // WindowView is how much the counters grew over a window.
@@ -247,6 +256,13 @@ func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary
 	if b := e.batches; b != nil {
 		s.Kind = "trident"
 		s.Batches = batchesView(b)
+		if f, ok := e.t.(InFlighter); ok {
+			s.Batches.InFlight = f.InFlight()
+		}
+	}
+	if a, ok := e.t.(Activity); ok {
+		active := a.Active()
+		s.Active = &active
 	}
 	return s
 }
@@ -286,6 +302,7 @@ func (e *entry) detail() TopologyDetail {
 	if e.graph != nil {
 		d.Graph = graphView(e.graph.Graph())
 	}
+	d.Config = configOf(e.t)
 	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches)), e.batches != nil)
 	return d
 }

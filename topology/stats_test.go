@@ -150,3 +150,34 @@ func TestTransferredAndExecuteLatency(t *testing.T) {
 		}
 	})
 }
+
+// Active follows StartInactive, Activate and Deactivate; Config has the
+// defaults filled in.
+func TestActiveAndConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFeed()
+		b := NewBuilder()
+		b.Spout("feed", f.newSpout).Output("n")
+		cfg := DefaultConfig()
+		cfg.StartInactive = true
+		cfg.BatchSize = 16
+		r := submit(t, mustBuild(t, b), cfg)
+		if r.Active() {
+			t.Fatal("active with StartInactive")
+		}
+		r.Activate()
+		if !r.Active() {
+			t.Fatal("not active after Activate")
+		}
+		r.Deactivate()
+		if r.Active() {
+			t.Fatal("active after Deactivate")
+		}
+		c := r.Config()
+		if c.BatchSize != 16 || c.QueueCapacity != 64 || c.MessageTimeout != 30*time.Second || c.Ackers != 1 ||
+			!c.StartInactive || c.Logger == nil || c.Clock == nil {
+			t.Fatalf("config = %+v", c)
+		}
+		stop(t, r)
+	})
+}

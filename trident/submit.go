@@ -23,6 +23,7 @@ type Running struct {
 	cluster *topology.LocalCluster
 	private bool // cluster is this topology's own: Stop shuts it down
 	status  *runtime.Status
+	cfg     Config // as submitted, with the defaults generate filled in
 
 	stopOnce sync.Once
 	stopErr  error
@@ -118,7 +119,7 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	if cfg.BatchEmitInterval == 0 {
 		cfg.BatchEmitInterval = 50 * time.Millisecond
 	}
-	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner)}
+	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner), cfg: *cfg}
 	r.plan = plan.New(r.graph)
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
 		return newStageTask(r.plan, s, t.nodes, cfg)

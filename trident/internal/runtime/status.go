@@ -28,6 +28,7 @@ type Status struct {
 	failedAttempts atomic.Uint64 // failed batch attempts and master actions
 	quarantined    atomic.Uint64 // corrupt stored values moved aside
 	starts         atomic.Int64  // master starts: more than one after a worker restart
+	inFlight       atomic.Int64  // batches in flight, as of the master's last action
 
 	mu       sync.Mutex
 	failures map[txn.TxID]error // why the latest attempt at a txid failed
