@@ -23,11 +23,36 @@ type InFlighter interface {
 	InFlight() int64
 }
 
+// StateCounter reports a Trident topology's persistent states' counters
+// and its writes rejected for a newer owner generation.
+type StateCounter interface {
+	States() []trident.StateStats
+	FencingRejections() uint64
+}
+
 var (
-	_ Activity   = (*topology.Running)(nil)
-	_ Activity   = (*trident.Running)(nil)
-	_ InFlighter = (*trident.Running)(nil)
+	_ Activity     = (*topology.Running)(nil)
+	_ Activity     = (*trident.Running)(nil)
+	_ InFlighter   = (*trident.Running)(nil)
+	_ StateCounter = (*trident.Running)(nil)
 )
+
+// StateView is one persistent state's counters since submission.
+type StateView struct {
+	Name      string `json:"name"`      // "persist-N", N the id of the node that writes it
+	Component string `json:"component"` // the bolt whose tasks write it
+	Reads     uint64 `json:"reads"`     // keys read by commits (map state)
+	Writes    uint64 `json:"writes"`    // keys written by commits (map state)
+	Errors    uint64 `json:"errors"`    // failed commits, fenced writes included
+}
+
+func stateViews(ss []trident.StateStats) []StateView {
+	vs := make([]StateView, 0, len(ss))
+	for _, s := range ss {
+		vs = append(vs, StateView{Name: s.Name, Component: s.Component, Reads: s.Reads, Writes: s.Writes, Errors: s.Errors})
+	}
+	return vs
+}
 
 // ConfigView is the configuration a topology runs with, its defaults
 // filled in: the tuple runtime's, and for Trident its own in "trident".

@@ -26,6 +26,7 @@ var (
 	lTask      = []string{"topology", "component", "task"}
 	lQuant     = []string{"topology", "quantile"}
 	lPart      = []string{"topology", "partition"}
+	lState     = []string{"topology", "state", "component"}
 
 	descReady = prometheus.NewDesc("squall_topology_ready",
 		"1 if the topology runs (a worker is up and it has not halted or stopped), else 0.", lTopo, nil)
@@ -99,6 +100,15 @@ var (
 	descHalted = prometheus.NewDesc("squall_topology_halted",
 		"1 if the topology halted for good (attempt limit reached, or superseded), else 0.", lTopo, nil)
 
+	descFencing = prometheus.NewDesc("squall_fencing_rejections_total",
+		"Writes of this submission rejected because a newer owner generation of the topology had written (state opens and commits, coordinator store writes); the first halts the topology.", lTopo, nil)
+	descStateReads = prometheus.NewDesc("squall_state_reads_total",
+		"Keys that batches' commits read from the persistent map state.", lState, nil)
+	descStateWrites = prometheus.NewDesc("squall_state_writes_total",
+		"Keys that batches' commits wrote to the persistent map state.", lState, nil)
+	descStateErrors = prometheus.NewDesc("squall_state_errors_total",
+		"Batches' commits on the persistent state that failed, fenced writes included.", lState, nil)
+
 	descLag = prometheus.NewDesc("squall_kafka_consumer_lag",
 		"Records between the source partition's last batch and the end of its log, as of that batch.", lPart, nil)
 )
@@ -113,6 +123,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descCommittedTxID, descCommitted, descAnnounced, descReplayed, descBatchFailed, descBatchLatency,
 		descCommitLatency, descDeadLetters,
 		descQuarantined, descGeneration, descHalted, descLag,
+		descFencing, descStateReads, descStateWrites, descStateErrors,
 	} {
 		ch <- d
 	}
@@ -197,6 +208,15 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		counter(descQuarantined, b.Quarantined(), name)
 		gauge(descGeneration, float64(b.Generation()), name)
 		gauge(descHalted, bool01(closed(b.Halted())), name)
+	}
+
+	if c, ok := e.t.(StateCounter); ok {
+		counter(descFencing, c.FencingRejections(), name)
+		for _, s := range c.States() {
+			counter(descStateReads, s.Reads, name, s.Name, s.Component)
+			counter(descStateWrites, s.Writes, name, s.Name, s.Component)
+			counter(descStateErrors, s.Errors, name, s.Name, s.Component)
+		}
 	}
 
 	if e.opts.Lag != nil {

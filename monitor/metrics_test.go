@@ -114,6 +114,24 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	if v := value(t, before, "squall_topology_ready", words); v != 1 {
 		t.Fatalf("ready = %v", v)
 	}
+	if v := value(t, before, "squall_fencing_rejections_total", words); v != 0 {
+		t.Fatalf("fencing rejections = %v", v)
+	}
+	if v := value(t, before, "squall_state_writes_total", words); v == 0 {
+		t.Fatal("no state writes after two commits")
+	}
+	if v := value(t, before, "squall_state_reads_total", words); v == 0 {
+		t.Fatal("no state reads after two commits")
+	}
+	if v := value(t, before, "squall_state_errors_total", words); v != 0 {
+		t.Fatalf("state errors = %v", v)
+	}
+	var d monitor.TopologyDetail
+	getJSON(t, ts, "GET", "/api/v1/topologies/words", nil, http.StatusOK, &d)
+	if len(d.States) != 1 || d.States[0].Writes == 0 || d.States[0].Component == "" ||
+		d.States[0].Name != fams1State(before) {
+		t.Fatalf("states %+v", d.States)
+	}
 	if v := value(t, before, "squall_topology_active", words); v != 1 {
 		t.Fatalf("active = %v", v)
 	}
@@ -157,4 +175,17 @@ func TestOwnMetricsRegistry(t *testing.T) {
 	if _, err := monitor.NewServer(reg, monitor.Config{Metrics: own}); err == nil {
 		t.Fatal("the collector registered twice")
 	}
+}
+
+// fams1State returns the state label of the first squall_state_writes_total
+// series.
+func fams1State(fams map[string]*dto.MetricFamily) string {
+	for _, m := range fams["squall_state_writes_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "state" {
+				return l.GetValue()
+			}
+		}
+	}
+	return ""
 }

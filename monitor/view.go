@@ -39,6 +39,9 @@ type BatchesView struct {
 	// InFlight is the number of batches announced and not yet committed
 	// (or failed), as of the coordinator's last action.
 	InFlight int64 `json:"in_flight"`
+	// FencingRejections counts writes rejected because a newer owner
+	// generation of the topology had written.
+	FencingRejections uint64 `json:"fencing_rejections"`
 	// Announced counts the batch attempts announced since submission, and
 	// Replayed those of them at a txid tried before.
 	Announced uint64 `json:"announced"`
@@ -91,6 +94,9 @@ type TopologyDetail struct {
 	// Config is the configuration the topology runs with; null for a
 	// topology that cannot tell it.
 	Config *ConfigView `json:"config"`
+	// States are the counters of the persistent states a Trident topology
+	// writes, sorted by name; null for a tuple-level topology.
+	States []StateView `json:"states"`
 }
 
 // WindowView is how much the counters grew over a window.
@@ -259,6 +265,9 @@ func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary
 		if f, ok := e.t.(InFlighter); ok {
 			s.Batches.InFlight = f.InFlight()
 		}
+		if c, ok := e.t.(StateCounter); ok {
+			s.Batches.FencingRejections = c.FencingRejections()
+		}
 	}
 	if a, ok := e.t.(Activity); ok {
 		active := a.Active()
@@ -303,6 +312,9 @@ func (e *entry) detail() TopologyDetail {
 		d.Graph = graphView(e.graph.Graph())
 	}
 	d.Config = configOf(e.t)
+	if c, ok := e.t.(StateCounter); ok {
+		d.States = stateViews(c.States())
+	}
 	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches)), e.batches != nil)
 	return d
 }

@@ -24,6 +24,7 @@ type Running struct {
 	private bool // cluster is this topology's own: Stop shuts it down
 	status  *runtime.Status
 	cfg     Config // as submitted, with the defaults generate filled in
+	states  *stateMetrics
 
 	stopOnce sync.Once
 	stopErr  error
@@ -121,8 +122,9 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	}
 	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner), cfg: *cfg}
 	r.plan = plan.New(r.graph)
+	r.states = newStateMetrics(r.plan)
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
-		return newStageTask(r.plan, s, t.nodes, cfg)
+		return newStageTask(r.plan, s, t.nodes, cfg, r.states)
 	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
 		src := n.source()

@@ -141,6 +141,7 @@ func (m *master) check(err error) {
 // for good instead: a restart would only be rejected again.
 func (m *master) retryOrCrash(err error) {
 	if errors.Is(err, ErrSuperseded) {
+		m.status.AddFencingRejection()
 		m.check(Superseded(m.status.owner, err))
 		return
 	}

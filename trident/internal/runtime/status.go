@@ -29,6 +29,7 @@ type Status struct {
 	quarantined    atomic.Uint64 // corrupt stored values moved aside
 	starts         atomic.Int64  // master starts: more than one after a worker restart
 	inFlight       atomic.Int64  // batches in flight, as of the master's last action
+	fenced         atomic.Uint64 // writes rejected for a newer owner generation
 
 	mu       sync.Mutex
 	failures map[txn.TxID]error // why the latest attempt at a txid failed
