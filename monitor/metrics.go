@@ -27,6 +27,7 @@ var (
 	lQuant     = []string{"topology", "quantile"}
 	lPart      = []string{"topology", "partition"}
 	lState     = []string{"topology", "state", "component"}
+	lOrigin    = []string{"topology", "origin"}
 
 	descReady = prometheus.NewDesc("squall_topology_ready",
 		"1 if the topology runs (a worker is up and it has not halted or stopped), else 0.", lTopo, nil)
@@ -92,7 +93,7 @@ var (
 	descBatchLatency = prometheus.NewDesc("squall_batch_latency_quantile_seconds",
 		"Time from a batch's announcement to the end of its commit, over the batches committed since submission, by quantile (0.5, 0.99; 1 is the maximum). Quantiles are accurate to about 7%.", lQuant, nil)
 	descDeadLetters = prometheus.NewDesc("squall_dead_letters_total",
-		"Tuples operations rejected to the dead letters, replays included.", lTopo, nil)
+		"Dead letters, replays included: origin \"operations\" for tuples Trident operations rejected to Config.DeadLetters, \"source\" for records the sources rejected to their own (the Kafka spout's dead-letter topic).", lOrigin, nil)
 	descQuarantined = prometheus.NewDesc("squall_quarantined_total",
 		"Corrupt stored values moved to the quarantine, replays included.", lTopo, nil)
 	descGeneration = prometheus.NewDesc("squall_owner_generation",
@@ -204,7 +205,7 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		if cl := b.CommitLatency(); cl.Count > 0 {
 			quantiles(cl, func(q string, v float64) { gauge(descCommitLatency, v, name, q) })
 		}
-		counter(descDeadLetters, b.Rejected(), name)
+		counter(descDeadLetters, b.Rejected(), name, "operations")
 		counter(descQuarantined, b.Quarantined(), name)
 		gauge(descGeneration, float64(b.Generation()), name)
 		gauge(descHalted, bool01(closed(b.Halted())), name)
@@ -217,6 +218,10 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 			counter(descStateWrites, s.Writes, name, s.Name, s.Component)
 			counter(descStateErrors, s.Errors, name, s.Name, s.Component)
 		}
+	}
+
+	if e.opts.Sources != nil {
+		counter(descDeadLetters, e.opts.Sources.SourceCounters().DeadLettered, name, "source")
 	}
 
 	if e.opts.Lag != nil {

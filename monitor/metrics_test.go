@@ -69,7 +69,8 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	lag := monitor.LagFunc(func() []monitor.PartitionLag {
 		return []monitor.PartitionLag{{Partition: "events@0", Next: 40, LogEnd: 42, Lag: 2}}
 	})
-	if err := reg.Add(r, monitor.Options{Lag: lag}); err != nil {
+	sources := monitor.SourceStatsFunc(func() monitor.SourceCounters { return monitor.SourceCounters{DeadLettered: 7} })
+	if err := reg.Add(r, monitor.Options{Lag: lag, Sources: sources}); err != nil {
 		t.Fatal(err)
 	}
 	ts := serve(t, reg, monitor.Config{})
@@ -114,6 +115,12 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	if v := value(t, before, "squall_topology_ready", words); v != 1 {
 		t.Fatalf("ready = %v", v)
 	}
+	if v := value(t, before, "squall_dead_letters_total", map[string]string{"topology": "words", "origin": "source"}); v != 7 {
+		t.Fatalf("source dead letters = %v", v)
+	}
+	if v := value(t, before, "squall_dead_letters_total", map[string]string{"topology": "words", "origin": "operations"}); v != 0 {
+		t.Fatalf("operations dead letters = %v", v)
+	}
 	if v := value(t, before, "squall_fencing_rejections_total", words); v != 0 {
 		t.Fatalf("fencing rejections = %v", v)
 	}
@@ -128,6 +135,9 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 	var d monitor.TopologyDetail
 	getJSON(t, ts, "GET", "/api/v1/topologies/words", nil, http.StatusOK, &d)
+	if d.Sources == nil || d.Sources.DeadLettered != 7 {
+		t.Fatalf("sources %+v", d.Sources)
+	}
 	if len(d.States) != 1 || d.States[0].Writes == 0 || d.States[0].Component == "" ||
 		d.States[0].Name != fams1State(before) {
 		t.Fatalf("states %+v", d.States)

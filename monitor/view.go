@@ -85,6 +85,9 @@ type TopologyDetail struct {
 	// Lag is the lag of the source partitions, sorted by partition; null
 	// when the topology was registered without a LagSource.
 	Lag []PartitionLag `json:"lag"`
+	// Sources are the sources' counters; null when the topology was
+	// registered without a SourceStats.
+	Sources *SourceCounters `json:"sources"`
 	// Graph is the topology's components and streams; null when the
 	// topology cannot tell them (it does not implement Grapher).
 	Graph *GraphView `json:"graph"`
@@ -307,6 +310,10 @@ func (e *entry) detail() TopologyDetail {
 	}
 	if e.opts.Lag != nil {
 		d.Lag = sortedLag(e.opts.Lag.Lag())
+	}
+	if e.opts.Sources != nil {
+		c := e.opts.Sources.SourceCounters()
+		d.Sources = &c
 	}
 	if e.graph != nil {
 		d.Graph = graphView(e.graph.Graph())
