@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -103,4 +104,53 @@ func TestCapacityAndExecuteLatency(t *testing.T) {
 			t.Fatalf("capacity after 11 idle minutes %v, want 0", c)
 		}
 	})
+}
+
+// The latency histograms: buckets, sum and count as the runtime reports
+// them, the count never below the last bucket's.
+func TestLatencyHistograms(t *testing.T) {
+	lat := topology.Latency{Count: 4, P50: time.Millisecond, P99: time.Second, Max: time.Second, Sum: 1500 * time.Millisecond,
+		Buckets: []topology.LatencyBucket{{Below: 1 << 20, Count: 1}, {Below: 1 << 30, Count: 3}, {Below: 1 << 36, Count: 5}}}
+	f := &fakeTopology{name: "h", done: make(chan struct{}), health: topology.Health{Running: true},
+		stats: topology.Stats{Components: map[string]topology.ComponentStats{"s": {CompleteLatency: lat}, "b": {ExecuteLatency: lat, Executors: 1}}}}
+	reg := monitor.NewRegistry()
+	if err := reg.Add(f, monitor.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, serve(t, reg, monitor.Config{}))
+	for name, comp := range map[string]string{"squall_complete_latency_seconds": "s", "squall_execute_latency_seconds": "b"} {
+		fam := fams[name]
+		if fam == nil || fam.GetType() != dto.MetricType_HISTOGRAM || len(fam.GetMetric()) != 1 {
+			t.Fatalf("%s: %v", name, fam)
+		}
+		m := fam.GetMetric()[0]
+		h := m.GetHistogram()
+		if h.GetSampleCount() != 5 || h.GetSampleSum() != 1.5 {
+			t.Fatalf("%s: count %d sum %v, want 5 and 1.5", name, h.GetSampleCount(), h.GetSampleSum())
+		}
+		want := map[float64]uint64{float64(1<<20) / 1e9: 1, float64(1<<30) / 1e9: 3, float64(1<<36) / 1e9: 5}
+		n := 0
+		for _, b := range h.GetBucket() {
+			if math.IsInf(b.GetUpperBound(), 1) {
+				if b.GetCumulativeCount() != 5 {
+					t.Fatalf("%s: +Inf bucket %d", name, b.GetCumulativeCount())
+				}
+				continue
+			}
+			n++
+			if w, ok := want[b.GetUpperBound()]; !ok || w != b.GetCumulativeCount() {
+				t.Fatalf("%s: bucket %v = %d", name, b.GetUpperBound(), b.GetCumulativeCount())
+			}
+		}
+		if n != 3 {
+			t.Fatalf("%s: %d buckets", name, n)
+		}
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["component"] != comp || labels["topology"] != "h" {
+			t.Fatalf("%s labels %v", name, labels)
+		}
+	}
 }

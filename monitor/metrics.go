@@ -110,6 +110,15 @@ var (
 	descStateErrors = prometheus.NewDesc("squall_state_errors_total",
 		"Batches' commits on the persistent state that failed, fenced writes included.", lState, nil)
 
+	descBatchHist = prometheus.NewDesc("squall_batch_latency_seconds",
+		"Trident: time from a batch's announcement to the end of its commit, over the batches committed since submission. Buckets at powers of two of nanoseconds (8.192e-06 to 68.72 s); each counts the latencies below its bound.", lTopo, nil)
+	descCommitHist = prometheus.NewDesc("squall_commit_latency_seconds",
+		"Trident: time from the start of a batch's commit phase to the end of its state writes. Buckets as for squall_batch_latency_seconds.", lTopo, nil)
+	descCompleteHist = prometheus.NewDesc("squall_complete_latency_seconds",
+		"Spouts: time from emit to ack of the trees completed since submission. Buckets as for squall_batch_latency_seconds.", lComp, nil)
+	descExecuteHist = prometheus.NewDesc("squall_execute_latency_seconds",
+		"Bolts: time Execute took per tuple, measured per batch of tuples (each tuple counts as its batch's mean). Buckets as for squall_batch_latency_seconds.", lComp, nil)
+
 	descLag = prometheus.NewDesc("squall_kafka_consumer_lag",
 		"Records between the source partition's last batch and the end of its log, as of that batch.", lPart, nil)
 )
@@ -125,6 +134,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descCommitLatency, descDeadLetters,
 		descQuarantined, descGeneration, descHalted, descLag,
 		descFencing, descStateReads, descStateWrites, descStateErrors,
+		descBatchHist, descCommitHist, descCompleteHist, descExecuteHist,
 	} {
 		ch <- d
 	}
@@ -165,6 +175,7 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		gauge(descExecutors, float64(s.Executors), name, comp)
 		if s.ExecuteLatency.Count > 0 {
 			quantiles(s.ExecuteLatency, func(q string, v float64) { gauge(descExecuteLatency, v, name, comp, q) })
+			ch <- histogram(descExecuteHist, s.ExecuteLatency, name, comp)
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), name, comp)
 			if capacityWindow == nil {
 				w := e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches))[0] // 10m
@@ -181,6 +192,7 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		counter(descCompErrors, s.Errors, name, comp)
 		if s.CompleteLatency.Count > 0 {
 			quantiles(s.CompleteLatency, func(q string, v float64) { gauge(descComplete, v, name, comp, q) })
+			ch <- histogram(descCompleteHist, s.CompleteLatency, name, comp)
 		}
 		for _, t := range s.Tasks {
 			task := strconv.Itoa(int(t.Task))
@@ -201,9 +213,11 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 		counter(descReplayed, b.Replayed(), name)
 		if lat.Count > 0 {
 			quantiles(lat, func(q string, v float64) { gauge(descBatchLatency, v, name, q) })
+			ch <- histogram(descBatchHist, lat, name)
 		}
 		if cl := b.CommitLatency(); cl.Count > 0 {
 			quantiles(cl, func(q string, v float64) { gauge(descCommitLatency, v, name, q) })
+			ch <- histogram(descCommitHist, cl, name)
 		}
 		counter(descDeadLetters, b.Rejected(), name, "operations")
 		counter(descQuarantined, b.Quarantined(), name)
@@ -243,6 +257,20 @@ func capacity(w *window, comp string, executors int) (float64, bool) {
 		return 0, false
 	}
 	return w.Growth.Components[comp].Busy.Seconds() / (w.Span.Seconds() * float64(executors)), true
+}
+
+// histogram returns l as a Prometheus histogram: its buckets count the
+// latencies below their bounds, cumulative by construction. The count is
+// at least the last bucket's, since the figures are read while latencies
+// are recorded.
+func histogram(d *prometheus.Desc, l topology.Latency, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(l.Buckets))
+	count := l.Count
+	for _, b := range l.Buckets {
+		buckets[b.Below.Seconds()] = b.Count
+		count = max(count, b.Count)
+	}
+	return prometheus.MustNewConstHistogram(d, count, l.Sum.Seconds(), buckets, labels...)
 }
 
 // quantiles reports l's quantiles, the maximum as quantile 1.

@@ -135,6 +135,18 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 	var d monitor.TopologyDetail
 	getJSON(t, ts, "GET", "/api/v1/topologies/words", nil, http.StatusOK, &d)
+	for _, name := range []string{"squall_batch_latency_seconds", "squall_commit_latency_seconds", "squall_complete_latency_seconds"} {
+		f := before[name]
+		if f == nil || f.GetType() != dto.MetricType_HISTOGRAM || len(f.GetMetric()) == 0 {
+			t.Fatalf("%s: %v", name, f)
+		}
+		if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() == 0 || h.GetSampleSum() <= 0 {
+			t.Fatalf("%s: count %d, sum %v", name, h.GetSampleCount(), h.GetSampleSum())
+		}
+	}
+	if h := before["squall_batch_latency_seconds"].GetMetric()[0].GetHistogram(); float64(h.GetSampleCount()) < committed {
+		t.Fatalf("batch latency histogram counts %d, %v batches committed", h.GetSampleCount(), committed)
+	}
 	if d.Sources == nil || d.Sources.DeadLettered != 7 {
 		t.Fatalf("sources %+v", d.Sources)
 	}

@@ -67,17 +67,36 @@ type TaskStats struct {
 }
 
 // Latency summarises a latency distribution. Quantiles are accurate to
-// about 7%.
+// about 7%; the maximum, the sum and the bucket counts are exact.
 type Latency struct {
 	Count uint64
 	P50   time.Duration
 	P99   time.Duration
 	Max   time.Duration
+	Sum   time.Duration // of every latency recorded
+	// Buckets count, for fixed bounds (the powers of two from 8.192µs to
+	// 68.7s), the latencies below each bound; nil when Count is 0.
+	Buckets []LatencyBucket
 }
 
-// latencyOf converts a histogram summary.
+// LatencyBucket counts the latencies below a bound.
+type LatencyBucket struct {
+	Below time.Duration
+	Count uint64
+}
+
+// LatencyOf converts a summary of the runtime's histogram; Trident's
+// runtime uses it for its batch latencies.
 func latencyOf(s hist.Summary) Latency {
-	return Latency{Count: s.Count, P50: s.P50, P99: s.P99, Max: s.Max}
+	l := Latency{Count: s.Count, P50: s.P50, P99: s.P99, Max: s.Max, Sum: s.Sum}
+	if s.Count == 0 {
+		return l
+	}
+	l.Buckets = make([]LatencyBucket, len(hist.Bounds))
+	for i, b := range hist.Bounds {
+		l.Buckets[i] = LatencyBucket{Below: b, Count: s.Below[i]}
+	}
+	return l
 }
 
 // counts are one task's unpublished counters.

@@ -145,6 +145,21 @@ func TestTransferredAndExecuteLatency(t *testing.T) {
 			l.P50 < 9*time.Millisecond || l.P50 > 11*time.Millisecond {
 			t.Fatalf("slow execute latency = %+v", l)
 		}
+		if l := slow.ExecuteLatency; l.Sum != 80*time.Millisecond {
+			t.Fatalf("slow execute latency sum %v, want 80ms", l.Sum)
+		}
+		for _, b := range slow.ExecuteLatency.Buckets {
+			want := uint64(0)
+			if b.Below > 10*time.Millisecond {
+				want = 8
+			}
+			if b.Count != want {
+				t.Fatalf("slow: %d latencies below %v, want %d", b.Count, b.Below, want)
+			}
+		}
+		if l := feed.CompleteLatency; l.Count != 8 || len(l.Buckets) == 0 || l.Buckets[len(l.Buckets)-1].Count != 8 || l.Sum <= 0 {
+			t.Fatalf("feed complete latency = %+v", l)
+		}
 		if feed.ExecuteLatency.Count != 0 || feed.Busy != 0 {
 			t.Fatalf("spout with execute figures: %+v", feed)
 		}

@@ -136,7 +136,15 @@ func (s *Status) CommitLatency() topology.Latency { return latencyOf(&s.commitLa
 
 func latencyOf(h *hist.Histogram) topology.Latency {
 	l := h.Summary()
-	return topology.Latency{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
+	out := topology.Latency{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max, Sum: l.Sum}
+	if l.Count == 0 {
+		return out
+	}
+	out.Buckets = make([]topology.LatencyBucket, len(hist.Bounds))
+	for i, b := range hist.Bounds {
+		out.Buckets[i] = topology.LatencyBucket{Below: b, Count: l.Below[i]}
+	}
+	return out
 }
 
 // recordFailure remembers why a batch failed, for the coordinator's
