@@ -150,7 +150,7 @@ func (s *Server) getComponent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ComponentDetail{
-		Topology: e.t.Name(), ComponentView: componentView(comp, cs), Errors: errorViews(e.t.Errors(), comp),
+		Topology: e.t.Name(), ComponentView: componentView(comp, cs), Tasks: taskViews(cs.Tasks), Errors: errorViews(e.t.Errors(), comp),
 	})
 }
 

@@ -118,11 +118,29 @@ func TestActions(t *testing.T) {
 	if d.LastAction == nil || d.LastAction.Name != "deactivate" || d.LastAction.Time.IsZero() {
 		t.Fatalf("last action: %+v", d.LastAction)
 	}
+	if d.Active == nil || *d.Active {
+		t.Fatalf("active after deactivate: %v", d.Active)
+	}
+	if v := value(t, scrape(t, ts), "squall_topology_active", map[string]string{"topology": "words"}); v != 0 {
+		t.Fatalf("squall_topology_active %v after deactivate", v)
+	}
+	// The effective configuration: wordCount's settings and the defaults.
+	c := d.Config
+	if c == nil || c.Trident == nil || c.Ackers != 1 || c.BatchSize != 256 || c.MessageTimeoutSeconds != 30 ||
+		c.Trident.MaxBatchesInFlight != 1 || c.Trident.BatchEmitIntervalSeconds != 0.005 ||
+		c.Trident.RetryBackoffSeconds != 0.005 || c.Trident.MaxRetryBackoffSeconds != 0.02 ||
+		c.Trident.OnCorruptState == "" || c.Trident.Store == "" || c.Trident.SharedCluster {
+		t.Fatalf("config: %+v, trident %+v", c, c.Trident)
+	}
 
 	// Batches start again after activate.
 	getJSON(t, ts, "POST", "/api/v1/topologies/words/activate", nil, http.StatusOK, &res)
 	if res.Action.Name != "activate" {
 		t.Fatalf("activate: %+v", res)
+	}
+	getJSON(t, ts, "GET", "/api/v1/topologies/words", nil, http.StatusOK, &d)
+	if d.Active == nil || !*d.Active {
+		t.Fatalf("active after activate: %v", d.Active)
 	}
 	if err := r.WaitCommitted(ctx, r.Committed()+2); err != nil {
 		t.Fatal(err)
@@ -213,6 +231,10 @@ func TestReadinessTupleLevel(t *testing.T) {
 	getJSON(t, ts, "GET", "/api/v1/topologies/plain", nil, http.StatusOK, &s)
 	if s.Kind != "topology" || s.Batches != nil {
 		t.Fatalf("tuple-level detail: %+v", s)
+	}
+	if s.Active == nil || !*s.Active || s.Config == nil || s.Config.Trident != nil || s.Config.BatchSize != 256 ||
+		s.Config.QueueCapacity != 64 || s.Config.RestartMaxBackoffSeconds != 10 {
+		t.Fatalf("tuple-level active %v, config %+v", s.Active, s.Config)
 	}
 	if g := s.Graph; g == nil || len(g.Components) != 1 || g.Components[0] != (monitor.GraphComponentView{Name: "idle", Kind: "spout", Parallelism: 1, Tasks: 1}) || len(g.Edges) != 0 {
 		t.Fatalf("tuple-level graph: %+v", s.Graph)

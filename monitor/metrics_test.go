@@ -69,7 +69,8 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	lag := monitor.LagFunc(func() []monitor.PartitionLag {
 		return []monitor.PartitionLag{{Partition: "events@0", Next: 40, LogEnd: 42, Lag: 2}}
 	})
-	if err := reg.Add(r, monitor.Options{Lag: lag}); err != nil {
+	sources := monitor.SourceStatsFunc(func() monitor.SourceCounters { return monitor.SourceCounters{DeadLettered: 7} })
+	if err := reg.Add(r, monitor.Options{Lag: lag, Sources: sources}); err != nil {
 		t.Fatal(err)
 	}
 	ts := serve(t, reg, monitor.Config{})
@@ -99,6 +100,7 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 		"squall_dead_letters_total":                words,
 		"squall_quarantined_total":                 words,
 		"squall_pending_trees":                     words,
+		"squall_batches_in_flight":                 words,
 		"squall_tuples_emitted_total":              master,
 		"squall_tuples_executed_total":             master,
 		"squall_tuples_failed_total":               master,
@@ -112,6 +114,51 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 	if v := value(t, before, "squall_topology_ready", words); v != 1 {
 		t.Fatalf("ready = %v", v)
+	}
+	if v := value(t, before, "squall_dead_letters_total", map[string]string{"topology": "words", "origin": "source"}); v != 7 {
+		t.Fatalf("source dead letters = %v", v)
+	}
+	if v := value(t, before, "squall_dead_letters_total", map[string]string{"topology": "words", "origin": "operations"}); v != 0 {
+		t.Fatalf("operations dead letters = %v", v)
+	}
+	if v := value(t, before, "squall_fencing_rejections_total", words); v != 0 {
+		t.Fatalf("fencing rejections = %v", v)
+	}
+	if v := value(t, before, "squall_state_writes_total", words); v == 0 {
+		t.Fatal("no state writes after two commits")
+	}
+	if v := value(t, before, "squall_state_reads_total", words); v == 0 {
+		t.Fatal("no state reads after two commits")
+	}
+	if v := value(t, before, "squall_state_errors_total", words); v != 0 {
+		t.Fatalf("state errors = %v", v)
+	}
+	var d monitor.TopologyDetail
+	getJSON(t, ts, "GET", "/api/v1/topologies/words", nil, http.StatusOK, &d)
+	for _, name := range []string{"squall_batch_latency_seconds", "squall_commit_latency_seconds", "squall_complete_latency_seconds"} {
+		f := before[name]
+		if f == nil || f.GetType() != dto.MetricType_HISTOGRAM || len(f.GetMetric()) == 0 {
+			t.Fatalf("%s: %v", name, f)
+		}
+		if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() == 0 || h.GetSampleSum() <= 0 {
+			t.Fatalf("%s: count %d, sum %v", name, h.GetSampleCount(), h.GetSampleSum())
+		}
+	}
+	if h := before["squall_batch_latency_seconds"].GetMetric()[0].GetHistogram(); float64(h.GetSampleCount()) < committed {
+		t.Fatalf("batch latency histogram counts %d, %v batches committed", h.GetSampleCount(), committed)
+	}
+	if d.Sources == nil || d.Sources.DeadLettered != 7 {
+		t.Fatalf("sources %+v", d.Sources)
+	}
+	if len(d.States) != 1 || d.States[0].Writes == 0 || d.States[0].Component == "" ||
+		d.States[0].Name != fams1State(before) {
+		t.Fatalf("states %+v", d.States)
+	}
+	if v := value(t, before, "squall_topology_active", words); v != 1 {
+		t.Fatalf("active = %v", v)
+	}
+	if v := value(t, before, "squall_batches_in_flight", words); v < 0 || v > 1 {
+		t.Fatalf("in flight = %v with MaxBatchesInFlight 1", v)
 	}
 	if v := value(t, before, "squall_kafka_consumer_lag", words); v != 2 {
 		t.Fatalf("lag = %v", v)
@@ -150,4 +197,17 @@ func TestOwnMetricsRegistry(t *testing.T) {
 	if _, err := monitor.NewServer(reg, monitor.Config{Metrics: own}); err == nil {
 		t.Fatal("the collector registered twice")
 	}
+}
+
+// fams1State returns the state label of the first squall_state_writes_total
+// series.
+func fams1State(fams map[string]*dto.MetricFamily) string {
+	for _, m := range fams["squall_state_writes_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "state" {
+				return l.GetValue()
+			}
+		}
+	}
+	return ""
 }

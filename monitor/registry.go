@@ -72,12 +72,34 @@ type LagFunc func() []PartitionLag
 // Lag calls f.
 func (f LagFunc) Lag() []PartitionLag { return f() }
 
+// SourceCounters are counters of a topology's sources since they
+// started, such as a Kafka spout's (spouts/kafka Spout.Stats()).
+type SourceCounters struct {
+	// DeadLettered counts the records the sources rejected to their own
+	// dead letters (the Kafka spout's dead-letter topic: Stats().DeadLettered).
+	DeadLettered uint64 `json:"dead_lettered"`
+}
+
+// SourceStats reports the counters of a topology's sources.
+type SourceStats interface {
+	SourceCounters() SourceCounters
+}
+
+// SourceStatsFunc adapts a function to SourceStats.
+type SourceStatsFunc func() SourceCounters
+
+// SourceCounters calls f.
+func (f SourceStatsFunc) SourceCounters() SourceCounters { return f() }
+
 // Options are the optional parts of a registered topology. The zero
 // Options is ready to use.
 type Options struct {
 	// Lag reports the lag of the topology's source partitions. Nil means
 	// none is shown.
 	Lag LagSource
+	// Sources reports the counters of the topology's sources. Nil means
+	// none are shown.
+	Sources SourceStats
 }
 
 // ErrDuplicate is returned by Registry.Add for a name already registered.

@@ -28,11 +28,20 @@ type TopologySummary struct {
 	// tuple-level one.
 	Batches    *BatchesView `json:"batches"`
 	LastAction *Action      `json:"last_action"` // null until an action is taken through the API
+	// Active is whether the spouts are asked to emit (Trident: whether
+	// batches are started); null for a topology that cannot tell.
+	Active *bool `json:"active"`
 }
 
 // BatchesView is a Trident topology's batch figures.
 type BatchesView struct {
 	CommittedTxID uint64 `json:"committed_txid"` // the last committed txid
+	// InFlight is the number of batches announced and not yet committed
+	// (or failed), as of the coordinator's last action.
+	InFlight int64 `json:"in_flight"`
+	// FencingRejections counts writes rejected because a newer owner
+	// generation of the topology had written.
+	FencingRejections uint64 `json:"fencing_rejections"`
 	// Announced counts the batch attempts announced since submission, and
 	// Replayed those of them at a txid tried before.
 	Announced uint64 `json:"announced"`
@@ -76,12 +85,21 @@ type TopologyDetail struct {
 	// Lag is the lag of the source partitions, sorted by partition; null
 	// when the topology was registered without a LagSource.
 	Lag []PartitionLag `json:"lag"`
+	// Sources are the sources' counters; null when the topology was
+	// registered without a SourceStats.
+	Sources *SourceCounters `json:"sources"`
 	// Graph is the topology's components and streams; null when the
 	// topology cannot tell them (it does not implement Grapher).
 	Graph *GraphView `json:"graph"`
 	// Windows are the counters' growth over the last 10 minutes, 3 hours
 	// and day, and since submission ("all"), in that order.
 	Windows []WindowView `json:"windows"`
+	// Config is the configuration the topology runs with; null for a
+	// topology that cannot tell it.
+	Config *ConfigView `json:"config"`
+	// States are the counters of the persistent states a Trident topology
+	// writes, sorted by name; null for a tuple-level topology.
+	States []StateView `json:"states"`
 }
 
 // WindowView is how much the counters grew over a window.
@@ -162,24 +180,56 @@ type CrashView struct {
 // ComponentView is one component's counters, summed over its tasks and
 // cumulative across worker restarts.
 type ComponentView struct {
-	Name       string `json:"name"`
-	Emitted    uint64 `json:"emitted"`   // emit calls
-	Executed   uint64 `json:"executed"`  // bolts: tuples executed
-	Acked      uint64 `json:"acked"`     // spouts: trees completed; bolts: tuples acked
-	Failed     uint64 `json:"failed"`    // spouts: trees failed (timeouts included); bolts: tuples failed
-	TimedOut   uint64 `json:"timed_out"` // spouts: trees that timed out
-	ErrorCount uint64 `json:"error_count"`
-	Orphans    uint64 `json:"orphans"`
+	Name        string `json:"name"`
+	Emitted     uint64 `json:"emitted"`     // emit calls
+	Transferred uint64 `json:"transferred"` // tuples sent to target tasks
+	Executed    uint64 `json:"executed"`    // bolts: tuples executed
+	Acked       uint64 `json:"acked"`       // spouts: trees completed; bolts: tuples acked
+	Failed      uint64 `json:"failed"`      // spouts: trees failed (timeouts included); bolts: tuples failed
+	TimedOut    uint64 `json:"timed_out"`   // spouts: trees that timed out
+	ErrorCount  uint64 `json:"error_count"`
+	Orphans     uint64 `json:"orphans"`
 	// CompleteLatency is, for spouts, the time from emit to ack; null for
 	// components that completed no tree.
 	CompleteLatency *LatencyView `json:"complete_latency"`
+	// ExecuteLatency is, for bolts, the time Execute takes per tuple
+	// (each tuple counting as its batch's mean); null for components
+	// that executed nothing.
+	ExecuteLatency *LatencyView `json:"execute_latency"`
+	// BusySeconds is, for bolts, the time the executors spent executing.
+	BusySeconds float64 `json:"busy_seconds"`
+	Executors   int     `json:"executors"` // the component's executors in this process
 }
 
 // ComponentDetail is GET /api/v1/topologies/{name}/components/{component}.
 type ComponentDetail struct {
 	Topology string `json:"topology"`
 	ComponentView
+	Tasks  []TaskView  `json:"tasks"`  // the counters of each task this process runs, by task id
 	Errors []ErrorView `json:"errors"` // this component's kept errors, oldest first
+}
+
+// TaskView is one task's counters; the fields mean what they mean in
+// ComponentView.
+type TaskView struct {
+	Task        int32  `json:"task"`
+	Emitted     uint64 `json:"emitted"`
+	Transferred uint64 `json:"transferred"`
+	Executed    uint64 `json:"executed"`
+	Acked       uint64 `json:"acked"`
+	Failed      uint64 `json:"failed"`
+	TimedOut    uint64 `json:"timed_out"`
+	ErrorCount  uint64 `json:"error_count"`
+	Orphans     uint64 `json:"orphans"`
+}
+
+func taskViews(ts []topology.TaskStats) []TaskView {
+	vs := make([]TaskView, 0, len(ts))
+	for _, t := range ts {
+		vs = append(vs, TaskView{Task: int32(t.Task), Emitted: t.Emitted, Transferred: t.Transferred, Executed: t.Executed, Acked: t.Acked,
+			Failed: t.Failed, TimedOut: t.TimedOut, ErrorCount: t.Errors, Orphans: t.Orphans})
+	}
+	return vs
 }
 
 // ErrorView is a reported error.
@@ -215,6 +265,16 @@ func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary
 	if b := e.batches; b != nil {
 		s.Kind = "trident"
 		s.Batches = batchesView(b)
+		if f, ok := e.t.(InFlighter); ok {
+			s.Batches.InFlight = f.InFlight()
+		}
+		if c, ok := e.t.(StateCounter); ok {
+			s.Batches.FencingRejections = c.FencingRejections()
+		}
+	}
+	if a, ok := e.t.(Activity); ok {
+		active := a.Active()
+		s.Active = &active
 	}
 	return s
 }
@@ -251,8 +311,16 @@ func (e *entry) detail() TopologyDetail {
 	if e.opts.Lag != nil {
 		d.Lag = sortedLag(e.opts.Lag.Lag())
 	}
+	if e.opts.Sources != nil {
+		c := e.opts.Sources.SourceCounters()
+		d.Sources = &c
+	}
 	if e.graph != nil {
 		d.Graph = graphView(e.graph.Graph())
+	}
+	d.Config = configOf(e.t)
+	if c, ok := e.t.(StateCounter); ok {
+		d.States = stateViews(c.States())
 	}
 	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches)), e.batches != nil)
 	return d
@@ -280,10 +348,15 @@ func componentView(name string, c topology.ComponentStats) ComponentView {
 	v := ComponentView{
 		Name: name, Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed,
 		TimedOut: c.TimedOut, ErrorCount: c.Errors, Orphans: c.Orphans,
+		Transferred: c.Transferred, BusySeconds: c.Busy.Seconds(), Executors: c.Executors,
 	}
 	if c.CompleteLatency.Count > 0 {
 		l := latencyView(c.CompleteLatency)
 		v.CompleteLatency = &l
+	}
+	if c.ExecuteLatency.Count > 0 {
+		l := latencyView(c.ExecuteLatency)
+		v.ExecuteLatency = &l
 	}
 	return v
 }

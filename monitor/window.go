@@ -43,6 +43,7 @@ type batchTotals struct {
 
 type componentTotals struct {
 	Emitted, Executed, Acked, Failed, Errors uint64
+	Busy                                     time.Duration // bolts: time executing
 }
 
 // totalsOf reads the counters of a topology's figures; b is nil for a
@@ -50,7 +51,7 @@ type componentTotals struct {
 func totalsOf(stats topology.Stats, b Batches) totals {
 	t := totals{Components: make(map[string]componentTotals, len(stats.Components))}
 	for name, c := range stats.Components {
-		t.Components[name] = componentTotals{Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed, Errors: c.Errors}
+		t.Components[name] = componentTotals{Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed, Errors: c.Errors, Busy: c.Busy}
 	}
 	if b != nil {
 		t.Batches = batchTotals{Committed: b.BatchLatency().Count, FailedAttempts: b.FailedAttempts(), DeadLetters: b.Rejected()}
@@ -75,6 +76,7 @@ func growth(old, now totals) totals {
 		d.Components[name] = componentTotals{
 			Emitted: grew(o.Emitted, n.Emitted), Executed: grew(o.Executed, n.Executed),
 			Acked: grew(o.Acked, n.Acked), Failed: grew(o.Failed, n.Failed), Errors: grew(o.Errors, n.Errors),
+			Busy: time.Duration(grew(uint64(o.Busy), uint64(n.Busy))),
 		}
 	}
 	return d

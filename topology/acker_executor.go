@@ -75,9 +75,9 @@ func (a *ackerExecutor) apply(batch []ackerMsg) {
 		}
 		switch o.Status {
 		case acker.Completed:
-			a.counts.acked++
+			a.counts[0].acked++
 		case acker.Failed:
-			a.counts.failed++
+			a.counts[0].failed++
 		default:
 			// Across workers the spout times its trees out too (in case
 			// this acker's worker dies), so it is told of resets.
@@ -91,9 +91,9 @@ func (a *ackerExecutor) apply(batch []ackerMsg) {
 
 func (a *ackerExecutor) tick() {
 	a.tracker.Tick(func(o acker.Outcome) {
-		a.counts.timedOut++
+		a.counts[0].timedOut++
 		if o.SpoutTask == acker.NoTask {
-			a.counts.orphans++
+			a.counts[0].orphans++
 			return
 		}
 		a.out.outcome(spoutMsg{task: o.SpoutTask, root: o.Root, status: acker.TimedOut})

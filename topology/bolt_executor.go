@@ -1,11 +1,17 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/squallstream/squall/internal/clock"
+)
 
 type boltTask struct {
 	id   TaskID
 	bolt Bolt
 	out  *OutputCollector
+	cnt  *counts
 }
 
 type boltExecutor struct {
@@ -13,10 +19,13 @@ type boltExecutor struct {
 	tasks    []*boltTask
 	in       chan []Tuple
 	prepared int
+	clock    clock.Clock       // Config.Clock
+	stats    *componentMetrics // for the execute latency and busy time
 }
 
 func newBoltExecutor(e *executor) *boltExecutor {
-	return &boltExecutor{executor: e, in: e.w.boltIn[e.idx]}
+	return &boltExecutor{executor: e, in: e.w.boltIn[e.idx], clock: e.w.cfg.Clock,
+		stats: e.w.metrics.component(e.plan.name())}
 }
 
 func (b *boltExecutor) run() {
@@ -28,8 +37,8 @@ func (b *boltExecutor) run() {
 			b.w.fatal(c.id, id, errNilInstance)
 			return
 		}
-		t := &boltTask{id: id, bolt: bolt}
-		t.out = &OutputCollector{e: b.executor, task: id}
+		t := &boltTask{id: id, bolt: bolt, cnt: b.taskCounts(id)}
+		t.out = &OutputCollector{e: b.executor, task: id, cnt: t.cnt}
 		b.tasks = append(b.tasks, t)
 		info := TaskInfo{Component: c.id, Task: id, Index: int(id - c.taskIDs[0]), NumTasks: c.tasks, topo: b.w.plan.topo}
 		if err := bolt.Prepare(b.w.ctx, info, t.out); err != nil {
@@ -38,10 +47,13 @@ func (b *boltExecutor) run() {
 		}
 		b.prepared = i + 1
 	}
+	// The clock is read once per batch: a batch taken without waiting
+	// starts when the previous one ended.
+	var ended time.Time
 	for {
 		select {
 		case batch := <-b.in:
-			b.execute(batch)
+			ended = b.execute(batch, ended)
 			continue
 		case <-b.w.stopping:
 			return
@@ -50,22 +62,34 @@ func (b *boltExecutor) run() {
 		b.flush()
 		select {
 		case batch := <-b.in:
-			b.execute(batch)
+			ended = b.execute(batch, time.Time{})
 		case <-b.w.stopping:
 			return
 		}
 	}
 }
 
-func (b *boltExecutor) execute(batch []Tuple) {
+// execute runs a batch that started at start (read now if zero) and
+// returns when it ended.
+func (b *boltExecutor) execute(batch []Tuple, start time.Time) time.Time {
+	if start.IsZero() {
+		start = b.clock.Now()
+	}
 	first := b.plan.tasks[0]
 	for i := range batch {
 		t := &batch[i]
 		task := b.tasks[t.dstTask-first]
 		b.current = task.id
-		b.counts.executed++
+		task.cnt.executed++
 		task.bolt.Execute(t)
 	}
+	end := b.clock.Now()
+	if n := len(batch); n > 0 {
+		d := end.Sub(start)
+		b.stats.busy.Add(int64(d))
+		b.stats.execute.RecordN(d/time.Duration(n), uint64(n))
+	}
+	return end
 }
 
 func (b *boltExecutor) cleanup() {

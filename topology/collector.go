@@ -57,7 +57,8 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		}
 		s.out.tuple(dst, tu)
 	}
-	s.counts.emitted++
+	t.cnt.emitted++
+	t.cnt.transferred += uint64(len(targets))
 	switch {
 	case tracked:
 		now := s.now
@@ -68,7 +69,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		s.out.ack(s.w.plan.ackerFor(root), ackerMsg{kind: msgInit, task: t.id, root: root, val: xor})
 	case msgID != nil:
 		// Tracking is off: the message counts as processed once emitted.
-		s.counts.acked++
+		t.cnt.acked++
 		t.spout.Ack(msgID)
 	}
 }
@@ -96,7 +97,7 @@ func (e *executor) reportError(task TaskID, err error) {
 	if err == nil {
 		return
 	}
-	e.counts.errors++
+	e.taskCounts(task).errors++
 	name := e.plan.name()
 	e.w.errors.add(ReportedError{Component: name, Task: task, Time: e.w.cfg.Clock.Now(), Err: err})
 	e.w.log.Warn("error reported", "component", name, "task", task, "err", err)
@@ -108,6 +109,7 @@ func (e *executor) reportError(task TaskID, err error) {
 type OutputCollector struct {
 	e    *executor
 	task TaskID
+	cnt  *counts // the task's unpublished counters
 }
 
 // Emit emits v on the default stream, anchored to the given tuples: the new
@@ -150,7 +152,8 @@ func (c *OutputCollector) emit(stream string, direct TaskID, v Values, anchors [
 		}
 		e.out.tuple(dst, tu)
 	}
-	e.counts.emitted++
+	c.cnt.emitted++
+	c.cnt.transferred += uint64(len(targets))
 	return targets
 }
 
@@ -162,7 +165,7 @@ func (c *OutputCollector) Ack(t *Tuple) {
 	if !c.finish(t) {
 		return
 	}
-	c.e.counts.acked++
+	c.cnt.acked++
 	if !c.e.acking {
 		return
 	}
@@ -177,7 +180,7 @@ func (c *OutputCollector) Fail(t *Tuple) {
 	if !c.finish(t) {
 		return
 	}
-	c.e.counts.failed++
+	c.cnt.failed++
 	c.send(t, msgFail)
 }
 

@@ -19,8 +19,8 @@ type executor struct {
 	routes  map[string]*route
 	deflt   *route
 	scratch []TaskID
-	current TaskID // the task whose code is running, for crash reports
-	counts  counts
+	current TaskID   // the task whose code is running, for crash reports
+	counts  []counts // by task id - plan.tasks[0]
 }
 
 // runner is one kind of executor.
@@ -39,7 +39,8 @@ type route struct {
 func newExecutor(w *worker, idx int) runner {
 	p := &w.plan.execs[idx]
 	e := &executor{w: w, idx: idx, plan: p, out: newOutbox(w), acking: w.cfg.acking(),
-		rng: newRand(w.cfg.Seed, w.incarnation, idx), current: p.tasks[0]}
+		rng: newRand(w.cfg.Seed, w.incarnation, idx), current: p.tasks[0],
+		counts: make([]counts, len(p.tasks))}
 	if p.comp != nil {
 		e.routes = make(map[string]*route)
 		for name, rp := range w.plan.routes[p.comp] {
@@ -137,14 +138,18 @@ func (e *executor) targets(r *route, src TaskID, v Values, direct TaskID) []Task
 	return dst
 }
 
+// taskCounts returns the unpublished counters of one of the executor's
+// tasks.
+func (e *executor) taskCounts(task TaskID) *counts { return &e.counts[task-e.plan.tasks[0]] }
+
 // flush sends buffered output and publishes counters.
 func (e *executor) flush() {
 	e.out.flush()
-	e.w.metrics.publish(e.plan.name(), &e.counts)
+	e.w.metrics.publish(e.plan.name(), e.plan.tasks[0], e.counts)
 }
 
 // flushQuietly publishes counters without sending output: the worker is
 // stopping, so buffered tuples are dropped with it and their trees fail.
 func (e *executor) flushQuietly() {
-	e.w.metrics.publish(e.plan.name(), &e.counts)
+	e.w.metrics.publish(e.plan.name(), e.plan.tasks[0], e.counts)
 }

@@ -107,6 +107,15 @@ func (r *Running) Activate() { r.active.Store(true) }
 // Deactivate stops calling NextTuple; acks and fails are still delivered.
 func (r *Running) Deactivate() { r.active.Store(false) }
 
+// Active reports whether the spouts are asked to emit: false after
+// Deactivate (and Stop) or a submission with Config.StartInactive, until
+// Activate.
+func (r *Running) Active() bool { return r.active.Load() }
+
+// Config returns the configuration the topology runs with, its zero fields
+// replaced by their defaults.
+func (r *Running) Config() Config { return r.plan.cfg }
+
 // Stats returns a snapshot of the counters.
 func (r *Running) Stats() Stats { return r.metrics.snapshot() }
 

@@ -18,6 +18,7 @@ type spoutTask struct {
 	pending   map[RootID]pendingTree
 	activator Activator // nil if the spout does not implement it
 	waker     Waker     // nil if the spout does not implement it
+	cnt       *counts   // the task's unpublished counters
 }
 
 // clockRounds is how many busy rounds may share one clock reading.
@@ -77,7 +78,7 @@ func (s *spoutExecutor) run() {
 			s.w.fatal(c.id, id, errNilInstance)
 			return
 		}
-		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, pending: make(map[RootID]pendingTree)}
+		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, pending: make(map[RootID]pendingTree), cnt: s.taskCounts(id)}
 		t.activator, _ = sp.(Activator)
 		t.waker, _ = sp.(Waker)
 		t.out = &SpoutCollector{e: s, task: t}
@@ -125,7 +126,7 @@ func (s *spoutExecutor) emitRound() bool {
 	if !s.active {
 		return false
 	}
-	before := s.counts.emitted
+	emitted := false
 	if s.acking {
 		// Reading the clock costs about as much as emitting a tuple, so a
 		// busy spout reads it every clockRounds rounds; after an idle wait
@@ -143,14 +144,15 @@ func (s *spoutExecutor) emitRound() bool {
 			if s.max > 0 && len(t.pending) >= s.max {
 				break
 			}
-			n := s.counts.emitted
+			n := t.cnt.emitted
 			t.spout.NextTuple()
-			if s.counts.emitted == n {
+			if t.cnt.emitted == n {
 				break
 			}
+			emitted = true
 		}
 	}
-	return s.counts.emitted != before
+	return emitted
 }
 
 // callsPerRound bounds the NextTuple calls per task in one round.
@@ -186,7 +188,7 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 			continue
 		}
 		if !ok {
-			s.counts.orphans++
+			t.cnt.orphans++
 			continue
 		}
 		delete(t.pending, m.root)
@@ -200,14 +202,14 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 				now = s.clock.Now()
 			}
 			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(p.emitted))
-			s.counts.acked++
+			t.cnt.acked++
 			t.spout.Ack(p.msgID)
 		case acker.TimedOut:
-			s.counts.timedOut++
-			s.counts.failed++
+			t.cnt.timedOut++
+			t.cnt.failed++
 			t.spout.Fail(p.msgID)
 		default:
-			s.counts.failed++
+			t.cnt.failed++
 			t.spout.Fail(p.msgID)
 		}
 	}
@@ -236,8 +238,8 @@ func (s *spoutExecutor) expire() {
 			delete(t.pending, root)
 			delete(s.resets, root)
 			s.current = t.id
-			s.counts.timedOut++
-			s.counts.failed++
+			t.cnt.timedOut++
+			t.cnt.failed++
 			t.spout.Fail(p.msgID)
 		}
 	}

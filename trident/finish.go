@@ -54,7 +54,9 @@ func (s *stageTask) Finish(bt *runtime.Batch) error {
 			}
 			var emitErr error
 			out := &eachCollector{s: s, n: n, bt: bt, width: len(n.sch.fields), errp: &emitErr}
-			if err := s.persist[n].commit(s.ctx, bt.Attempt.TxID, acc, out); err != nil {
+			err := s.persist[n].commit(s.ctx, bt.Attempt.TxID, acc, out)
+			s.states.of(n).committed(acc, err)
+			if err != nil {
 				return fmt.Errorf("%s: committing batch %v: %w", s.stage.Name, bt.Attempt, err)
 			}
 			if emitErr != nil {

@@ -62,3 +62,26 @@ func (r *Running) Pending() int64 { return r.run.Pending() }
 // topology that runs this one: its coordinator spout ($master), the spouts
 // of its sources and the bolts of its planned groups.
 func (r *Running) Graph() topology.Graph { return r.run.Graph() }
+
+// Active reports whether batches are started: false after Deactivate (and
+// Stop) or a submission with Topology.StartInactive, until Activate.
+func (r *Running) Active() bool { return r.run.Active() }
+
+// InFlight returns the number of batches in flight: announced and not yet
+// committed, as of the master's last action (an announcement, a commit, a
+// batch's completion or failure); at most Config.MaxBatchesInFlight.
+func (r *Running) InFlight() int64 { return r.status.InFlight() }
+
+// Config returns the configuration the topology runs with, the zero
+// fields replaced by their defaults: Topology is the tuple runtime's
+// (topology.Running.Config), with MaxSpoutPending 0 since
+// MaxBatchesInFlight plays that role.
+func (r *Running) Config() Config {
+	c := r.cfg
+	c.Topology = r.run.Config()
+	if c.MaxBatchesInFlight == 0 {
+		c.MaxBatchesInFlight = 1
+	}
+	c.RetryBackoff, c.MaxRetryBackoff = c.retryBounds()
+	return c
+}

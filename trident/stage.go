@@ -23,6 +23,7 @@ type stageTask struct {
 	ctx     context.Context
 
 	persist    map[*node]persistTask
+	states     *stateMetrics // the counters of the persistent states
 	static     map[*node]any // opened static state of query nodes
 	committing Attempt       // the batch being finished, for quarantined values
 }
@@ -43,8 +44,8 @@ type batchData struct {
 	joins   map[*node]*joinBatch
 }
 
-func newStageTask(p *plan.Plan, s *plan.Stage, nodes []*node, cfg *Config) *stageTask {
-	st := &stageTask{stage: s, cfg: cfg, fanouts: make([]fanout, len(nodes)), entry: nodes[s.Entry.ID]}
+func newStageTask(p *plan.Plan, s *plan.Stage, nodes []*node, cfg *Config, states *stateMetrics) *stageTask {
+	st := &stageTask{stage: s, cfg: cfg, states: states, fanouts: make([]fanout, len(nodes)), entry: nodes[s.Entry.ID]}
 	for _, pn := range s.Nodes {
 		o := p.Fanout(pn)
 		f := fanout{stream: o.Stream}

@@ -23,6 +23,8 @@ type Running struct {
 	cluster *topology.LocalCluster
 	private bool // cluster is this topology's own: Stop shuts it down
 	status  *runtime.Status
+	cfg     Config // as submitted, with the defaults generate filled in
+	states  *stateMetrics
 
 	stopOnce sync.Once
 	stopErr  error
@@ -123,14 +125,14 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	if cfg.BatchEmitInterval == 0 {
 		cfg.BatchEmitInterval = 50 * time.Millisecond
 	}
-	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner)}
+	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner), cfg: *cfg}
 	for _, d := range t.drpc {
 		d.cause = func(txid uint64) error { return r.status.Failure(TxID(txid)) }
 	}
-
 	r.plan = plan.New(r.graph)
+	r.states = newStateMetrics(r.plan)
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
-		return newStageTask(r.plan, s, t.nodes, cfg)
+		return newStageTask(r.plan, s, t.nodes, cfg, r.states)
 	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
 		src := n.source()

@@ -99,7 +99,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		_ = cluster.Shutdown(sctx)
 	}()
 	if rc.monitor != nil {
-		if err := rc.monitor.Add(r, monitor.Options{Lag: spoutLag(sp)}); err != nil {
+		if err := rc.monitor.Add(r, monitor.Options{Lag: spoutLag(sp), Sources: spoutCounters(sp)}); err != nil {
 			return runStats{}, err
 		}
 		defer rc.monitor.Remove(r.Name())
@@ -214,6 +214,13 @@ func spoutLag(sp *kafka.Spout) monitor.LagSource {
 			out = append(out, monitor.PartitionLag{Partition: name, Next: p.Next, LogEnd: p.LogEnd, Lag: p.Lag})
 		}
 		return out
+	})
+}
+
+// spoutCounters reports the spout's dead letters to the monitor.
+func spoutCounters(sp *kafka.Spout) monitor.SourceStats {
+	return monitor.SourceStatsFunc(func() monitor.SourceCounters {
+		return monitor.SourceCounters{DeadLettered: sp.Stats().DeadLettered}
 	})
 }
 

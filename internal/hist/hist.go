@@ -1,6 +1,8 @@
 // Package hist has Histogram, the one latency histogram of squall: a
 // fixed-size log-linear histogram of durations, lock-free to record into
-// and summarised by quantiles accurate to about 7%. The tuple runtime keeps
+// and summarised by quantiles accurate to about 7%, the exact maximum and
+// sum, and exact counts below fixed power-of-two bounds (Bounds), which
+// the monitor exports as Prometheus histogram buckets. The tuple runtime keeps
 // one per spout component (complete latency) and Trident one per topology
 // (batch latency).
 //
@@ -21,7 +23,20 @@ type Summary struct {
 	P50   time.Duration
 	P99   time.Duration
 	Max   time.Duration
+	Sum   time.Duration // of every duration recorded
+	// Below[i] counts the durations below Bounds[i]: exact, since every
+	// bound is a power of two, where buckets start.
+	Below [len(Bounds)]uint64
 }
+
+// Bounds are the upper bounds (exclusive) of Summary.Below: the powers of
+// two from 2^13 ns (8.192µs) to 2^36 ns (68.7s).
+var Bounds = func() (b [24]time.Duration) {
+	for i := range b {
+		b[i] = time.Duration(1) << (13 + i)
+	}
+	return b
+}()
 
 // Histogram is a log-linear histogram of durations in nanoseconds with 8
 // sub-buckets per power of two, safe for concurrent use.
@@ -29,6 +44,7 @@ type Histogram struct {
 	buckets [64 * subBuckets]atomic.Uint64
 	max     atomic.Int64
 	count   atomic.Uint64
+	sum     atomic.Int64 // nanoseconds
 }
 
 const subBits = 3
@@ -59,6 +75,7 @@ func (h *Histogram) Record(d time.Duration) {
 	}
 	h.buckets[bucketOf(uint64(d))].Add(1)
 	h.count.Add(1)
+	h.sum.Add(int64(d))
 	for {
 		m := h.max.Load()
 		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
@@ -67,13 +84,43 @@ func (h *Histogram) Record(d time.Duration) {
 	}
 }
 
-// Summary returns the count, the median, the 99th percentile and the
-// maximum.
+// RecordN adds n durations of d each, as n calls of Record would; a
+// negative d counts as 0.
+func (h *Histogram) RecordN(d time.Duration, n uint64) {
+	if n == 0 {
+		return
+	}
+	if d < 0 {
+		d = 0
+	}
+	h.buckets[bucketOf(uint64(d))].Add(n)
+	h.count.Add(n)
+	h.sum.Add(int64(d) * int64(n))
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// Summary returns the count, the median, the 99th percentile, the
+// maximum, the sum and the counts below Bounds. Read while durations are
+// recorded, the figures may disagree by the durations of the moment.
 func (h *Histogram) Summary() Summary {
 	n := h.count.Load()
-	l := Summary{Count: n, Max: time.Duration(h.max.Load())}
+	l := Summary{Count: n, Max: time.Duration(h.max.Load()), Sum: time.Duration(h.sum.Load())}
 	if n == 0 {
 		return l
+	}
+	var below uint64
+	next := 0
+	for i := range h.buckets {
+		for next < len(Bounds) && bucketOf(uint64(Bounds[next])) == i {
+			l.Below[next] = below
+			next++
+		}
+		below += h.buckets[i].Load()
 	}
 	l.P50 = h.quantile(n, 0.50)
 	l.P99 = h.quantile(n, 0.99)

@@ -24,3 +24,49 @@ func TestHistogramQuantiles(t *testing.T) {
 		}
 	}
 }
+
+// RecordN(d, n) is n calls of Record(d).
+func TestHistogramRecordN(t *testing.T) {
+	var a, b Histogram
+	for i := 1; i <= 100; i++ {
+		d := time.Duration(i) * time.Millisecond
+		a.RecordN(d, uint64(i))
+		for range i {
+			b.Record(d)
+		}
+	}
+	a.RecordN(time.Hour, 0)
+	if sa, sb := a.Summary(), b.Summary(); sa != sb || sa.Count != 5050 || sa.Max != 100*time.Millisecond {
+		t.Fatalf("RecordN %+v, Record %+v", sa, sb)
+	}
+}
+
+// The counts below each bound and the sum are exact.
+func TestHistogramBelowAndSum(t *testing.T) {
+	var h Histogram
+	var sum time.Duration
+	values := []time.Duration{0, 5 * time.Microsecond, 8191, 8192, 8193, 100 * time.Microsecond,
+		time.Millisecond, 3 * time.Second, time.Minute, 2 * time.Minute}
+	for _, d := range values {
+		h.Record(d)
+		sum += d
+	}
+	h.RecordN(time.Second, 3)
+	values = append(values, time.Second, time.Second, time.Second)
+	sum += 3 * time.Second
+	s := h.Summary()
+	if s.Sum != sum || s.Count != uint64(len(values)) {
+		t.Fatalf("sum %v count %d, want %v %d", s.Sum, s.Count, sum, len(values))
+	}
+	for i, b := range Bounds {
+		want := uint64(0)
+		for _, d := range values {
+			if d < b {
+				want++
+			}
+		}
+		if s.Below[i] != want {
+			t.Errorf("below %v: %d, want %d", b, s.Below[i], want)
+		}
+	}
+}

@@ -51,6 +51,7 @@ func (m *master) announce(a txn.Attempt) {
 		m.status.replayed.Add(1)
 	}
 	m.out.EmitStream(streamBatch, masterMsg{streamBatch, a}, topology.Values{ann})
+	m.publishInFlight()
 }
 
 func (m *master) startCommit(a txn.Attempt) {
@@ -84,6 +85,7 @@ func (m *master) succeed(a txn.Attempt) {
 	}
 	m.noteCommit(a.TxID)
 	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
+	m.publishInFlight()
 }
 
 func (m *master) Ack(id any) {
@@ -103,6 +105,7 @@ func (m *master) Ack(id any) {
 		m.coord.Ack(msg.attempt, coord.Committing)
 	}
 	m.run()
+	m.publishInFlight()
 	m.wake()
 }
 
@@ -120,6 +123,7 @@ func (m *master) Fail(id any) {
 	m.check(m.coord.Fail(msg.attempt, phase, reason))
 	m.checkCorrupt(msg.attempt, reason)
 	m.run()
+	m.publishInFlight()
 	m.wake()
 }
 
@@ -137,6 +141,7 @@ func (m *master) check(err error) {
 // for good instead: a restart would only be rejected again.
 func (m *master) retryOrCrash(err error) {
 	if errors.Is(err, ErrSuperseded) {
+		m.status.AddFencingRejection()
 		m.check(Superseded(m.status.owner, err))
 		return
 	}

@@ -44,6 +44,14 @@ func Acquire(ctx context.Context, store coordstore.Store, clk clock.Clock, topol
 	}
 }
 
+// AddFencingRejection counts a write rejected because a newer owner
+// generation of the topology had written.
+func (s *Status) AddFencingRejection() { s.fenced.Add(1) }
+
+// FencingRejections returns the number of writes rejected for a newer
+// owner generation.
+func (s *Status) FencingRejections() uint64 { return s.fenced.Load() }
+
 // Superseded is the error that halts a topology whose write was fenced.
 func Superseded(owner coordstore.Fence, err error) error {
 	return fmt.Errorf("trident: topology %q: generation %v was superseded by a newer owner, so this process stops for good: %w",

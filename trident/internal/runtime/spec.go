@@ -114,7 +114,10 @@ func (t *Task) ReportError(err error) { t.out.ReportError(err) }
 
 // Halt stops the topology for good because a write of this task was
 // fenced by a newer owner (err matches state.ErrFenced).
-func (t *Task) Halt(err error) { t.Status.Halt(Superseded(t.Status.Owner(), err)) }
+func (t *Task) Halt(err error) {
+	t.Status.AddFencingRejection()
+	t.Status.Halt(Superseded(t.Status.Owner(), err))
+}
 
 // Batch is one attempt at a batch in one stage task.
 type Batch struct {

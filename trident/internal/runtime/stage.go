@@ -157,6 +157,7 @@ func (b *stageBolt) fatalUnlessRetryable(err error) {
 	}
 	if errors.Is(err, ErrSuperseded) {
 		// Another process owns the topology: halt for good, no restart.
+		b.status.AddFencingRejection()
 		b.status.Halt(Superseded(b.status.owner, err))
 		return
 	}

@@ -28,6 +28,8 @@ type Status struct {
 	failedAttempts atomic.Uint64 // failed batch attempts and master actions
 	quarantined    atomic.Uint64 // corrupt stored values moved aside
 	starts         atomic.Int64  // master starts: more than one after a worker restart
+	inFlight       atomic.Int64  // batches in flight, as of the master's last action
+	fenced         atomic.Uint64 // writes rejected for a newer owner generation
 
 	mu       sync.Mutex
 	failures map[txn.TxID]error // why the latest attempt at a txid failed, until the master takes it
@@ -142,7 +144,15 @@ func (s *Status) CommitLatency() topology.Latency { return latencyOf(&s.commitLa
 
 func latencyOf(h *hist.Histogram) topology.Latency {
 	l := h.Summary()
-	return topology.Latency{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max}
+	out := topology.Latency{Count: l.Count, P50: l.P50, P99: l.P99, Max: l.Max, Sum: l.Sum}
+	if l.Count == 0 {
+		return out
+	}
+	out.Buckets = make([]topology.LatencyBucket, len(hist.Bounds))
+	for i, b := range hist.Bounds {
+		out.Buckets[i] = topology.LatencyBucket{Below: b, Count: l.Below[i]}
+	}
+	return out
 }
 
 // recordFailure remembers why a batch failed, for the coordinator's
