@@ -157,6 +157,10 @@ func (s *Server) getComponent(w http.ResponseWriter, r *http.Request) {
 // action returns the handler of a POST action.
 func (s *Server) action(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.ReadOnly {
+			writeError(w, http.StatusForbidden, "this process is a worker of a cluster: "+name+" the topology through the nimbus (the cluster's commands)")
+			return
+		}
 		e := s.entry(w, r)
 		if e == nil {
 			return

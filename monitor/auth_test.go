@@ -118,3 +118,25 @@ func TestStartAndClose(t *testing.T) {
 		t.Fatal("still serving after Close")
 	}
 }
+
+// A read-only server (a cluster's worker) refuses every action and shows
+// the rest.
+func TestReadOnlyRefusesActions(t *testing.T) {
+	ctx := testCtx(t)
+	r := wordCount(t, ctx, "words", nil, 0)
+	reg := monitor.NewRegistry()
+	if err := reg.Add(r, monitor.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, reg, monitor.Config{ReadOnly: true})
+	for _, a := range []string{"activate", "deactivate", "kill"} {
+		wantError(t, ts, "POST", "/api/v1/topologies/words/"+a, nil, http.StatusForbidden, "through the nimbus")
+	}
+	select {
+	case <-r.Done():
+		t.Fatal("a read-only kill stopped the topology")
+	default:
+	}
+	var list monitor.TopologyList
+	getJSON(t, ts, "GET", "/api/v1/topologies", nil, http.StatusOK, &list)
+}

@@ -31,6 +31,10 @@ type Config struct {
 	// an empty host, which means every interface) needs a Token.
 	Addr string
 
+	// ReadOnly refuses the actions (activate, deactivate, kill) with 403:
+	// for a worker of a cluster, whose topology the nimbus controls.
+	ReadOnly bool
+
 	// Token, if set, is the bearer token that POST actions and the
 	// profiles under /debug/pprof require ("Authorization: Bearer
 	// <token>"). Empty means none, which is only allowed on loopback.

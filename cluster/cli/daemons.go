@@ -110,7 +110,7 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	// noticed when both have expired.
 	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
-			"--listen", net.JoinHostPort(s.host, "0")}, Token: s.token}
+			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: s.token}
 	if s.listen != "" {
 		ln, err := net.Listen("tcp", s.listen)
 		if err != nil {
@@ -171,6 +171,7 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	dev := fs.Bool("dev", false, "dev mode: started by the dev command (Env.Dev)")
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the worker's registration")
 	listen := fs.String("listen", "127.0.0.1:0", "address the worker listens on for the other workers of its topology")
+	httpAddr := fs.String("http", "", "address of the worker's monitor (read-only web UI, REST API, /metrics); empty: none; off loopback $SQUALL_MONITOR_TOKEN is required")
 	if _, err := parse(p, fs, "worker", args, 0); err != nil {
 		return err
 	}
@@ -193,7 +194,8 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	defer cli.Close()
 	code, err := worker.Run(ctx, worker.Config{Client: cli, Prefix: e.prefix, Topology: t,
 		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, Dev: *dev, TTL: *ttl,
-		Listen: *listen, Logger: log.With("pid", os.Getpid())})
+		Listen: *listen, HTTP: *httpAddr, MonitorToken: p.Getenv("SQUALL_MONITOR_TOKEN"), LogFile: lf.file.Path,
+		Logger: log.With("pid", os.Getpid())})
 	if code != ExitOK || err != nil {
 		return exitError{code: code, err: err}
 	}

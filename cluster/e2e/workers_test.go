@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,5 +125,31 @@ func TestWorkersPublishTheirErrors(t *testing.T) {
 	out, err := c.Run("list", "--json")
 	if err != nil || !strings.Contains(out, "testprog: a reported error") {
 		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+
+	// The worker's own monitor: read-only, with its log.
+	ws := c.workers("wordcount")
+	if len(ws) != 1 || ws[0].MonitorURL == "" {
+		t.Fatalf("workers %+v: want one with a monitor", ws)
+	}
+	get := func(method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ws[0].MonitorURL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("GET", "/api/v1/topologies/wordcount"); code != http.StatusOK || !strings.Contains(body, "testprog: a reported error") {
+		t.Fatalf("the worker's monitor: %d %s", code, body)
+	}
+	if code, body := get("POST", "/api/v1/topologies/wordcount/kill"); code != http.StatusForbidden {
+		t.Fatalf("a kill on the worker's monitor: %d %s, want 403", code, body)
+	}
+	if code, body := get("GET", "/api/v1/logs?q=worker:+running"); code != http.StatusOK || !strings.Contains(body, "worker: running") {
+		t.Fatalf("the worker's log through its monitor: %d %s", code, body)
 	}
 }

@@ -203,8 +203,10 @@ type WorkerInfo struct {
 	Epoch    int64  `json:"epoch"`
 	// Addr is where the worker's transport server listens: the other
 	// workers of its topology dial it.
-	Addr    string    `json:"addr,omitempty"`
-	Started time.Time `json:"started"`
+	Addr string `json:"addr,omitempty"`
+	// MonitorURL serves the worker's monitor (read-only), if it has one.
+	MonitorURL string    `json:"monitor_url,omitempty"`
+	Started    time.Time `json:"started"`
 }
 
 // Generation is the owner generation of a topology's workers in one

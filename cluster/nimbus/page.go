@@ -52,7 +52,7 @@ nimbuses campaigning: {{range $i, $n := .Nimbuses}}{{if $i}}, {{end}}{{$n}}{{els
 {{range $s := .Supervisors}}{{range .Slots}}<tr><td>{{$s.ID}}</td><td>{{.Port}}</td>
 {{if .Topology}}<td>{{.Topology}}</td><td>{{.Share}}</td><td>{{.Epoch}}</td><td>{{if .PID}}pid {{.PID}} at {{.Addr}}{{else}}starting{{end}}</td>
 {{else}}<td colspan="4">free</td>{{end}}
-<td>{{if $s.LogURL}}<a href="{{$s.LogURL}}/logs/{{.Port}}?tail=200&amp;format=text">log</a>
+<td>{{if .Monitor}}<a href="{{.Monitor}}/">monitor</a> {{end}}{{if $s.LogURL}}<a href="{{$s.LogURL}}/logs/{{.Port}}?tail=200&amp;format=text">log</a>
 <a href="{{$s.LogURL}}/logs/{{.Port}}?output=1&amp;format=text">output</a>{{end}}</td></tr>
 {{end}}{{else}}<tr><td colspan="7">none alive</td></tr>{{end}}
 </table>

@@ -42,6 +42,7 @@ type SlotView struct {
 	Epoch    int64  `json:"epoch,omitempty"`
 	PID      int    `json:"pid,omitempty"`
 	Addr     string `json:"addr,omitempty"`
+	Monitor  string `json:"monitor,omitempty"` // the worker's monitor URL
 }
 
 // Cluster reads the cluster's state. Any nimbus answers.
@@ -92,7 +93,7 @@ func slotView(ts []TopologyInfo, slot meta.Slot) SlotView {
 			v.Topology, v.Share, v.Epoch = t.Spec.Topology, share, t.Assignment.Epoch
 			for _, w := range t.Workers {
 				if w.Slot == slot {
-					v.PID, v.Addr = w.PID, w.Addr
+					v.PID, v.Addr, v.Monitor = w.PID, w.Addr, w.MonitorURL
 				}
 			}
 		}

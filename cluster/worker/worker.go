@@ -49,6 +49,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/monitor"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/coordstore/etcdstore"
 )
@@ -109,6 +110,13 @@ type Config struct {
 	// Listen is the address of the worker's transport server, where the
 	// other workers of its topology reach it; zero means DefaultListen.
 	Listen string
+	// HTTP, if set, is the address of the worker's monitor (package
+	// monitor: its share's figures, metrics, logs), read-only: actions go
+	// through the nimbus. Off loopback it needs MonitorToken.
+	HTTP         string
+	MonitorToken string
+	// LogFile is the worker's JSON log file, for the monitor's log viewer.
+	LogFile string
 	// TTL of the worker's lease: the worker is considered gone that long
 	// after it stopped renewing it.
 	TTL time.Duration
@@ -208,6 +216,18 @@ func (w *worker) run(ctx context.Context) (int, error) {
 		return 1, fmt.Errorf("worker: listening for the topology's other workers: %w", err)
 	}
 	closers = append(closers, closeQuietly{ln})
+	var mon *monitor.Registry
+	var monURL string
+	if w.cfg.HTTP != "" {
+		mon = monitor.NewRegistry()
+		srv, err := monitor.Start(mon, monitor.Config{Addr: w.cfg.HTTP, Token: w.cfg.MonitorToken, ReadOnly: true,
+			LogFile: w.cfg.LogFile, Logger: w.log})
+		if err != nil {
+			return 1, fmt.Errorf("worker: the monitor: %w", err)
+		}
+		closers = append(closers, closeMonitor{srv})
+		monURL = srv.URL()
+	}
 
 	// The lease: the worker's liveness, under its key and its status.
 	regCtx, stopReg := context.WithCancel(context.WithoutCancel(ctx))
@@ -215,7 +235,7 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	defer wg.Wait()
 	defer stopReg()
 	info := meta.Encode(meta.WorkerInfo{Topology: name, Slot: w.cfg.Slot, PID: os.Getpid(), Artifact: a.Artifact,
-		Epoch: a.Epoch, Addr: ln.Addr().String(), Started: w.clk.Now().UTC()})
+		Epoch: a.Epoch, Addr: ln.Addr().String(), MonitorURL: monURL, Started: w.clk.Now().UTC()})
 	wg.Add(1)
 	go func() { defer wg.Done(); w.register(regCtx, info) }()
 
@@ -241,7 +261,12 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("worker: running share %d of topology %s: %w", share, name, err)
 	}
-	w.log.Info("worker: running", "generation", gen, "status", a.Status, "addr", ln.Addr().String())
+	if mon != nil {
+		if err := mon.Add(r, monitor.Options{}); err != nil {
+			w.log.Warn("worker: the monitor does not show the topology", "err", err)
+		}
+	}
+	w.log.Info("worker: running", "generation", gen, "status", a.Status, "addr", ln.Addr().String(), "monitor", monURL)
 	return w.serve(ctx, r, a, share == trident.MasterShare, gen, &wg)
 }
 
@@ -321,6 +346,15 @@ func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignme
 			}
 		}
 	}
+}
+
+// closeMonitor stops the worker's monitor.
+type closeMonitor struct{ s *monitor.Server }
+
+func (c closeMonitor) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.s.Close(ctx)
 }
 
 // closeQuietly closes a listener that RunShare may have closed already.
