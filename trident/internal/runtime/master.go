@@ -60,8 +60,8 @@ type master struct {
 	committing map[txn.Attempt]time.Time // start of the commit phase of attempts committing
 	pending    []coord.Action            // actions handed by Ready, not yet all done
 	done       int                       // how many of pending are done
-	lastTick   time.Time   // when the coordinator's last tick was due (see elapse)
-	tick       clock.Timer // wakes the executor at nextTick (see wake)
+	lastTick   time.Time                 // when the coordinator's last tick was due (see elapse)
+	tick       clock.Timer               // wakes the executor at nextTick (see wake)
 	ready      bool
 	inactive   bool
 
