@@ -152,20 +152,17 @@ func (m *master) nextTick() (time.Time, bool) {
 }
 
 // elapse ticks the coordinator once for every BatchEmitInterval since its
-// last tick was due, before anything else reaches it (the first call ticks
-// once). Since the master is woken only for the ticks that can change the
-// coordinator (see wake), the others arrive late, in one go
-// (coord.Elapse), and the coordinator counts every tick that passed, as
-// if it had been ticked every interval: the emit interval and retry
-// backoffs, counted in ticks, last as long.
+// last tick was due, before anything else reaches it. Since the master is
+// woken only for the ticks that can change the coordinator (see wake),
+// the others arrive late, in one go (coord.Elapse), and the coordinator
+// counts every tick that passed, as if it had been ticked every interval:
+// the emit interval and retry backoffs, counted in ticks, last as long.
+// Before the first tick (NextTuple's), it does nothing.
 func (m *master) elapse() {
-	now := m.clock.Now()
 	if m.lastTick.IsZero() {
-		m.lastTick = now
-		m.check(m.coord.Tick())
 		return
 	}
-	if n := now.Sub(m.lastTick) / m.cfg.BatchEmitInterval; n > 0 {
+	if n := m.clock.Now().Sub(m.lastTick) / m.cfg.BatchEmitInterval; n > 0 {
 		m.lastTick = m.lastTick.Add(n * m.cfg.BatchEmitInterval)
 		m.check(m.coord.Elapse(int64(n)))
 	}
@@ -208,6 +205,10 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 func (m *master) NextTuple() {
 	if m.status.isHalted() {
 		return
+	}
+	if m.lastTick.IsZero() { // the first tick; later ones are due every interval after it
+		m.lastTick = m.clock.Now()
+		m.check(m.coord.Tick())
 	}
 	m.elapse()
 	ready := !m.inactive
