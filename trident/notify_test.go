@@ -3,6 +3,7 @@ package trident
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -130,4 +131,71 @@ func TestMasterWakesItsExecutor(t *testing.T) {
 			t.Fatalf("5 batches took %v of virtual time with an idle wait of an hour: the master waits to be polled", took)
 		}
 	})
+}
+
+// TestMasterArmsNoTimerWhileNothingCanChange: with the one batch the
+// window allows held in its processing phase, no tick can change the
+// coordinator until that batch is acked or failed, so the master arms no
+// wake-up timer however long it waits (a timer armed for every tick would
+// fire 10,000 times in these 10 s of 1 ms ticks). Once the batch is let
+// go, later batches start every BatchEmitInterval again.
+func TestMasterArmsNoTimerWhileNothingCanChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		held, release := make(chan struct{}), make(chan struct{})
+		var hold sync.Once
+		holdFirst := FunctionFunc(func(ctx context.Context, tp Tuple, out Collector) error {
+			hold.Do(func() {
+				close(held)
+				<-release
+			})
+			return split.Execute(ctx, tp, out)
+		})
+		tt := NewTopology("held")
+		s := tt.NewStream("sentences", FixedSource(Fields{"sentence"}, sentenceBatches()...))
+		PersistentAggregate(s.Each(Fields{"sentence"}, holdFirst, "word").GroupBy("word"),
+			OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
+		clk := &armCounter{Clock: clock.Real()}
+		cfg := Config{BatchEmitInterval: time.Millisecond}
+		cfg.Topology.Clock = clk
+		r := submit(t, tt, cfg)
+		<-held
+		synctest.Wait()
+		before := clk.arms.Load()
+		time.Sleep(10 * time.Second) // within the 30 s message timeout
+		synctest.Wait()
+		if n := clk.arms.Load() - before; n != 0 {
+			t.Errorf("the master armed its timer %d times in 10 s while no tick could change anything", n)
+		}
+		close(release)
+		start := time.Now()
+		if err := r.WaitCommitted(context.Background(), 5); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 100*time.Millisecond {
+			t.Fatalf("4 batches after the held one took %v of virtual time at a 1 ms emit interval", took)
+		}
+	})
+}
+
+// armCounter is a clock that counts the timers armed through AfterFunc,
+// and their resets: in a Trident topology, only the master's wake-up
+// timer.
+type armCounter struct {
+	clock.Clock
+	arms atomic.Int64
+}
+
+func (c *armCounter) AfterFunc(d time.Duration, f func()) clock.Timer {
+	c.arms.Add(1)
+	return armedTimer{c.Clock.AfterFunc(d, f), &c.arms}
+}
+
+type armedTimer struct {
+	clock.Timer
+	arms *atomic.Int64
+}
+
+func (t armedTimer) Reset(d time.Duration) bool {
+	t.arms.Add(1)
+	return t.Timer.Reset(d)
 }

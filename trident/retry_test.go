@@ -166,6 +166,58 @@ func TestRetryBackoffSpacesReplays(t *testing.T) {
 	})
 }
 
+// TestRetryBackoffAfterALongWait: a batch that fails after the master
+// slept through thousands of ticks (nothing could change while it was
+// in flight) still waits its full backoff before the replay: the master
+// delivers the ticks it slept through before the failure, so the backoff
+// is counted from the failure's tick, not from the last tick it was
+// woken for.
+func TestRetryBackoffAfterALongWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu       sync.Mutex
+			calls    []time.Time
+			release  = make(chan struct{})
+			failOnce sync.Once
+		)
+		fn := FunctionFunc(func(ctx context.Context, tu Tuple, out Collector) error {
+			var err error
+			failOnce.Do(func() {
+				<-release
+				err = retryable(errorString("the first attempt fails after 5 s"))
+			})
+			mu.Lock()
+			calls = append(calls, time.Now())
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+			return split(ctx, tu, out)
+		})
+		tt := NewTopology("late-failure")
+		s := tt.NewStream("sentences", FixedSource(Fields{"sentence"}, sentenceBatches()...))
+		PersistentAggregate(s.Each(Fields{"sentence"}, fn, "word").GroupBy("word"),
+			OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
+		cfg := Config{BatchEmitInterval: time.Millisecond}
+		cfg.Topology.SpoutIdleWait = time.Hour // no NextTuple while the batch is held
+		r := submit(t, tt, cfg)
+		time.Sleep(5 * time.Second) // 5000 ticks, within the message timeout
+		close(release)
+		if err := r.WaitCommitted(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(calls) < 2 {
+			t.Fatalf("%d calls, want the failed one and its replay", len(calls))
+		}
+		if gap := calls[1].Sub(calls[0]); gap < DefaultRetryBackoff/2 {
+			t.Fatalf("the replay came %v after the failure, want at least %v (the first backoff, %v, jittered down by at most half)",
+				gap, DefaultRetryBackoff/2, DefaultRetryBackoff)
+		}
+	})
+}
+
 // TestCrashLoopHaltsAcrossRestarts: a batch that panics the worker every
 // time never reports a failure, yet it halts the topology after
 // MaxAttempts, because each restart counts and the count is persisted.

@@ -239,6 +239,60 @@ func (c *Coordinator) Tick() error {
 	return c.err
 }
 
+// Elapse advances logical time by n ticks: it is n calls of Tick, in a
+// time that does not grow with n, because the ticks before the one
+// NextTick names are only counted. A shell that is not woken for ticks
+// that cannot change anything delivers them late with Elapse, before any
+// other input, so that the coordinator counts exactly the ticks that
+// passed. Elapse returns a non-nil error once the coordinator has halted.
+func (c *Coordinator) Elapse(n int64) error {
+	for n > 0 && c.err == nil {
+		k, ok := c.NextTick()
+		if !ok || k > n {
+			k = n
+		}
+		c.now += k - 1 // ticks that change nothing
+		n -= k
+		c.Tick()
+	}
+	return c.err
+}
+
+// NextTick reports which tick from now can next change the coordinator
+// if no other input arrives: with ticks = k, the k-th Tick (k >= 1) may
+// queue an action or time out a batch, and the ones before it only count.
+// That is the tick at which a batch can be emitted (the window has room,
+// the spouts are ready, and the emit interval and the retry backoff have
+// passed) or the earliest at which an active batch times out. ok is false
+// when no tick can change anything until Ack, Fail or SetSpoutReady, or
+// once the coordinator has halted.
+//
+// NextTick is a query: it changes nothing. A shell uses it to sleep until
+// that tick instead of ticking every interval (see Elapse).
+func (c *Coordinator) NextTick() (ticks int64, ok bool) {
+	if c.err != nil {
+		return 0, false
+	}
+	at := int64(math.MaxInt64)
+	if !c.paused && c.active < len(c.slots) {
+		at = max(c.now+1, c.retryAt)
+		if c.cfg.EmitInterval > 0 && c.emitted {
+			at = max(at, c.lastEmit+int64(c.cfg.EmitInterval))
+		}
+	}
+	if c.cfg.BatchTimeout > 0 {
+		for i := 1; i <= c.active; i++ {
+			if s := c.slot(c.committed + state.TxID(i)); s.status != Processed {
+				at = min(at, max(c.now+1, s.deadline))
+			}
+		}
+	}
+	if at == math.MaxInt64 {
+		return 0, false
+	}
+	return at - c.now, true
+}
+
 // SetSpoutReady tells the coordinator whether the spouts can start batches
 // (Storm's isReady of every spout coordinator). While they cannot, no batch
 // is emitted, not even the re-run of a failed one, but batches already

@@ -51,6 +51,12 @@
 // Config.BatchTimeout in ticks. With BatchTimeout zero the coordinator never
 // times batches out itself, and the shell reports timeouts with Fail.
 //
+// A shell need not be woken for every tick: NextTick says which tick can
+// next change the coordinator (none until another input, when the window is
+// full and nothing times out), and Elapse delivers the ticks the shell
+// slept through in one go, before its next input, so that the coordinator
+// counts every tick that passed.
+//
 // # Retries
 //
 // After a failure the re-run waits Config.RetryBackoff ticks, doubled for

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -204,6 +205,57 @@ func (m *model) sync() {
 	m.step = m.step[:0]
 }
 
+// clone returns a copy of m that can be ticked without changing m, up to
+// its first change (see checkNextTick).
+func (m *model) clone() *model {
+	c := *m
+	c.active = make(map[state.TxID]*mtx, len(m.active))
+	for t, tx := range m.active {
+		cp := *tx
+		c.active[t] = &cp
+	}
+	c.attempts, c.failures = maps.Clone(m.attempts), maps.Clone(m.failures)
+	c.step, c.out = nil, nil
+	// Without jitter: the copy must not draw from m's source. The copy
+	// is only ticked up to the first change, so its delays do not matter.
+	c.backoff = backoff.Exponential(m.backoff.Base, m.backoff.Max)
+	return &c
+}
+
+// phases describes the active txids and whether m halted: what a tick
+// changes besides counting, when it queues no action.
+func (m *model) phases() string {
+	return fmt.Sprint(m.halted, m.active)
+}
+
+// checkNextTick checks Coordinator.NextTick against a copy of the model
+// driven by ticks alone: the ticks before the one NextTick names queue no
+// action and change no phase, and that one does. If NextTick says no tick
+// can change anything, none of the next nextTickHorizon ticks does.
+func checkNextTick(t *rapid.T, c *Coordinator, m *model) {
+	k, ok := c.NextTick()
+	if ok && k < 1 {
+		t.Fatalf("NextTick = %d", k)
+	}
+	limit := k
+	if !ok {
+		limit = nextTickHorizon
+	}
+	mc := m.clone()
+	for i := int64(1); i <= limit; i++ {
+		before := mc.phases()
+		mc.tick()
+		changed := len(mc.take()) > 0 || mc.phases() != before
+		if want := ok && i == k; changed != want {
+			t.Fatalf("NextTick = %d, %v; but tick %d changes the model: %v", k, ok, i, changed)
+		}
+	}
+}
+
+// nextTickHorizon exceeds every wait TestModel can draw: emit interval,
+// timeout and backoff.
+const nextTickHorizon = 64
+
 func (m *model) take() []Action {
 	out := m.out
 	m.out = nil
@@ -395,9 +447,18 @@ func TestModel(t *testing.T) {
 		}
 		reason, outage := errors.New("injected"), failure.Unavailable(errors.New("injected outage"))
 		input := func(t *rapid.T, n int) {
-			switch rapid.IntRange(0, 9).Draw(t, "input") {
+			switch rapid.IntRange(0, 10).Draw(t, "input") {
 			case 0, 1:
 				run("tick", n, func(c *Coordinator) { c.Tick() }, (*model).tick)
+			case 10:
+				// Several ticks in one go, as a shell that slept through
+				// them delivers them.
+				k := rapid.Int64Range(1, 30).Draw(t, "ticks")
+				run(fmt.Sprintf("elapse %d", k), n, func(c *Coordinator) { c.Elapse(k) }, func(m *model) {
+					for range k {
+						m.tick()
+					}
+				})
 			case 2:
 				r := rapid.Bool().Draw(t, "ready")
 				run("ready", n, func(c *Coordinator) { c.SetSpoutReady(r) }, func(m *model) { m.setReady(r) })
@@ -441,6 +502,7 @@ func TestModel(t *testing.T) {
 				}
 			},
 			"": func(t *rapid.T) {
+				checkNextTick(t, c, m)
 				processing := 0
 				for tx := c.Committed() + 1; ; tx++ {
 					_, s := c.Status(tx)

@@ -24,6 +24,8 @@ import (
 //	restart [max=N] ...       new coordinator from the last persisted state
 //	restarted [reason...]     Restarted (the predecessor crashed)
 //	tick [N]                  N ticks (default 1)
+//	elapse N                  Elapse(N): N ticks in one go
+//	next                      NextTick: "tick N" or "no tick until an input"
 //	ack batch|commit T:A      ack the processing or the commit of attempt T:A
 //	fail batch|commit T:A [reason...]
 //	                          a reason starting with "unavailable" is an
@@ -95,6 +97,21 @@ func (d *driver) run(cmd string, args []string) ([]string, error) {
 		for range n {
 			_ = d.c.Tick()
 		}
+	case "elapse":
+		if len(args) != 1 {
+			return nil, errors.New("want elapse N")
+		}
+		n, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		_ = d.c.Elapse(n)
+	case "next":
+		n, ok := d.c.NextTick()
+		if !ok {
+			return []string{"no tick until an input"}, nil
+		}
+		return []string{"tick " + strconv.FormatInt(n, 10)}, nil
 	case "ack", "fail":
 		if len(args) < 2 {
 			return nil, errors.New("want batch|commit T:A")

@@ -89,6 +89,7 @@ func (m *master) succeed(a txn.Attempt) {
 }
 
 func (m *master) Ack(id any) {
+	m.elapse()
 	msg := id.(masterMsg)
 	switch msg.stream {
 	case streamBatch:
@@ -110,6 +111,7 @@ func (m *master) Ack(id any) {
 }
 
 func (m *master) Fail(id any) {
+	m.elapse()
 	msg := id.(masterMsg)
 	phase := coord.Committing
 	if msg.stream == streamBatch {

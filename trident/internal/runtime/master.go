@@ -60,8 +60,8 @@ type master struct {
 	committing map[txn.Attempt]time.Time // start of the commit phase of attempts committing
 	pending    []coord.Action            // actions handed by Ready, not yet all done
 	done       int                       // how many of pending are done
-	lastTick   time.Time
-	tick       clock.Timer // wakes the executor at nextTick (see wake)
+	lastTick   time.Time                 // when the coordinator's last tick was due (see elapse)
+	tick       clock.Timer               // wakes the executor at nextTick (see wake)
 	ready      bool
 	inactive   bool
 
@@ -75,6 +75,7 @@ func (m *master) Deactivate() {
 	if m.coord == nil {
 		return // halted before Open
 	}
+	m.elapse()
 	m.inactive = true
 	m.ready = false
 	m.coord.SetSpoutReady(false)
@@ -92,15 +93,19 @@ func (m *master) Activate() {
 // moved the coordinator, the topology was activated) and after every
 // NextTuple. The master is a topology.Waker: it wakes its executor at once
 // if the coordinator has actions ready, and otherwise arms a timer of its
-// clock for nextTick (when the next batch may start, a backoff ends or a
-// batch times out) or for the end of a failed action's retry backoff. So
-// the executor need not poll it: Trident runs with a long spout idle wait
-// (see trident.Config.Topology).
+// clock for nextTick (when a tick can change the coordinator: a batch may
+// start, a backoff ends) or for the end of a failed action's retry
+// backoff. When no tick can change anything until an ack, a fail or an
+// activation (the window is full, or the topology is deactivated), it
+// arms no timer: those call wake themselves. So the executor need not
+// poll it (Trident runs with a long spout idle wait, see
+// trident.Config.Topology), and the master is not woken every
+// BatchEmitInterval for nothing.
 func (m *master) wake() {
 	if m.coord == nil || m.status.isHalted() {
 		return
 	}
-	next := m.nextTick()
+	next, ok := m.nextTick()
 	if m.pending != nil || m.coord.HasReady() {
 		if !m.waiting() {
 			m.Notify()
@@ -108,7 +113,15 @@ func (m *master) wake() {
 		}
 		// An action failed and waits for its backoff: wake when it ends
 		// (waking at once would spin until then).
-		next = minTime(next, m.retry.until)
+		if !ok || m.retry.until.Before(next) {
+			next, ok = m.retry.until, true
+		}
+	}
+	if !ok {
+		if m.tick != nil {
+			m.tick.Stop()
+		}
+		return
 	}
 	d := next.Sub(m.clock.Now())
 	if d <= 0 {
@@ -122,16 +135,38 @@ func (m *master) wake() {
 	m.tick.Reset(d)
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
+// nextTick returns when the master must next tick the coordinator, and
+// false if no tick can change anything until an ack, a fail or an
+// activation. That is the tick the coordinator names (coord.NextTick),
+// or the next tick while the spouts hold batches back (Readier): the
+// master asks them again at every tick. Before the first tick, it is now.
+func (m *master) nextTick() (time.Time, bool) {
+	if m.lastTick.IsZero() {
+		return m.clock.Now(), true
 	}
-	return a
+	n, ok := m.coord.NextTick()
+	if !m.ready && !m.inactive {
+		n, ok = 1, true
+	}
+	return m.lastTick.Add(time.Duration(n) * m.cfg.BatchEmitInterval), ok
 }
 
-// nextTick returns when the master next ticks the coordinator: when a
-// batch may start, a backoff ends, or a batch times out (in ticks).
-func (m *master) nextTick() time.Time { return m.lastTick.Add(m.cfg.BatchEmitInterval) }
+// elapse ticks the coordinator once for every BatchEmitInterval since its
+// last tick was due, before anything else reaches it. Since the master is
+// woken only for the ticks that can change the coordinator (see wake),
+// the others arrive late, in one go (coord.Elapse), and the coordinator
+// counts every tick that passed, as if it had been ticked every interval:
+// the emit interval and retry backoffs, counted in ticks, last as long.
+// Before the first tick (NextTuple's), it does nothing.
+func (m *master) elapse() {
+	if m.lastTick.IsZero() {
+		return
+	}
+	if n := m.clock.Now().Sub(m.lastTick) / m.cfg.BatchEmitInterval; n > 0 {
+		m.lastTick = m.lastTick.Add(n * m.cfg.BatchEmitInterval)
+		m.check(m.coord.Elapse(int64(n)))
+	}
+}
 
 func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.SpoutCollector) error {
 	m.ctx, m.out = ctx, out
@@ -171,10 +206,11 @@ func (m *master) NextTuple() {
 	if m.status.isHalted() {
 		return
 	}
-	if now := m.clock.Now(); !now.Before(m.nextTick()) {
-		m.lastTick = now
+	if m.lastTick.IsZero() { // the first tick; later ones are due every interval after it
+		m.lastTick = m.clock.Now()
 		m.check(m.coord.Tick())
 	}
+	m.elapse()
 	ready := !m.inactive
 	next := m.coord.Committed() + 1
 	for _, s := range m.sources {
