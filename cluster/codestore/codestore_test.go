@@ -213,6 +213,64 @@ func TestUploadReplicatesAndRepairs(t *testing.T) {
 	if hs, _, _ := a.Holders(ctx, "t1", dg); hs["c"] != "" {
 		t.Fatalf("stopped c still listed: %v", hs)
 	}
+
+	// An artifact no record names goes at a full scan once it is older
+	// than PruneAfter; the recorded one stays, however old.
+	orphan, err := a.dir.Put(bytes.NewReader([]byte("the code of a killed topology")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := clk.Now().Add(-time.Hour)
+	for _, p := range []string{a.dir.Path(orphan), a.dir.Path(dg)} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(DefaultScanInterval)
+	timeout := time.After(20 * time.Second)
+	for {
+		scanned := a.Changed() // broadcast at the end of every sync, before the check
+		if _, err := os.Stat(a.dir.Path(orphan)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		select {
+		case <-scanned:
+		case <-timeout:
+			t.Fatal("the orphan artifact was not pruned at the full scan")
+		}
+	}
+	if err := a.dir.Verify(dg); err != nil {
+		t.Fatalf("the recorded artifact after pruning: %v", err)
+	}
+}
+
+// TestDirPrune keeps what it is told to and what is recent.
+func TestDirPrune(t *testing.T) {
+	d, err := OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s string) Digest {
+		dg, err := d.Put(bytes.NewReader([]byte(s)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dg
+	}
+	kept, old, recent := put("kept"), put("old"), put("recent")
+	long := time.Now().Add(-time.Hour)
+	for _, dg := range []Digest{kept, old} {
+		os.Chtimes(d.Path(dg), long, long)
+	}
+	removed, err := d.Prune(map[Digest]bool{kept: true}, time.Now().Add(-time.Minute))
+	if err != nil || len(removed) != 1 || removed[0] != old {
+		t.Fatalf("Prune = %v, %v; want only %s", removed, err, old)
+	}
+	for _, dg := range []Digest{kept, recent} {
+		if err := d.Verify(dg); err != nil {
+			t.Fatalf("%s after Prune: %v", dg, err)
+		}
+	}
 }
 
 func TestUploadFailsBelowReplicationFactor(t *testing.T) {

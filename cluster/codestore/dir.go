@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Digest is the sha256 of an artifact: its name in every Dir and in etcd.
@@ -119,4 +120,32 @@ func (d *Dir) Verify(dg Digest) error {
 		return fmt.Errorf("%w: %s hashes to %s; removed", ErrCorrupt, dg, got)
 	}
 	return nil
+}
+
+// Prune removes the stored artifacts that keep does not name and that
+// were stored before olderThan (a grace, so that an artifact stored just
+// now, whose record is not written yet, stays), and returns them.
+func (d *Dir) Prune(keep map[Digest]bool, olderThan time.Time) ([]Digest, error) {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("codestore: %w", err)
+	}
+	var removed []Digest
+	var errs []error
+	for _, e := range entries {
+		dg, err := ParseDigest(e.Name())
+		if err != nil || keep[dg] {
+			continue // a temporary file, or an artifact in use
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(olderThan) {
+			continue
+		}
+		if err := os.Remove(d.Path(dg)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, dg)
+	}
+	return removed, errors.Join(errs...)
 }

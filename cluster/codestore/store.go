@@ -87,6 +87,7 @@ func (e *ReplicationError) Is(target error) bool { return target == ErrReplicati
 const (
 	DefaultTTL                = 10 * time.Second
 	DefaultScanInterval       = 10 * time.Second
+	DefaultPruneAfter         = 10 * time.Minute
 	DefaultReplicationFactor  = 1
 	DefaultReplicationTimeout = 60 * time.Second
 )
@@ -103,6 +104,11 @@ type Config struct {
 	// ScanInterval: how often copies are hashed again and missing ones
 	// retried (default 10s).
 	ScanInterval time.Duration
+	// PruneAfter: an artifact no topology's record names is removed from
+	// the Dir at the first full scan that long after it was stored
+	// (default 10m): the code of killed topologies and of replaced
+	// versions does not pile up.
+	PruneAfter time.Duration
 	// ReplicationFactor: nimbus hosts (the leader included) that must hold
 	// an artifact before Upload activates it (default 1).
 	ReplicationFactor int
@@ -122,7 +128,7 @@ func (c Config) Validate() error {
 		return errors.New("codestore: Config.Prefix, ID and URL are required")
 	case strings.Contains(c.ID, "/"):
 		return fmt.Errorf("codestore: Config.ID %q contains a slash", c.ID)
-	case c.TTL < 0 || c.ScanInterval < 0 || c.ReplicationTimeout < 0 || c.ReplicationFactor < 0:
+	case c.TTL < 0 || c.ScanInterval < 0 || c.PruneAfter < 0 || c.ReplicationTimeout < 0 || c.ReplicationFactor < 0:
 		return errors.New("codestore: negative value in Config")
 	}
 	return nil
@@ -148,6 +154,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	cfg.TTL = or(cfg.TTL, DefaultTTL)
 	cfg.ScanInterval = or(cfg.ScanInterval, DefaultScanInterval)
+	cfg.PruneAfter = or(cfg.PruneAfter, DefaultPruneAfter)
 	cfg.ReplicationFactor = or(cfg.ReplicationFactor, DefaultReplicationFactor)
 	cfg.ReplicationTimeout = or(cfg.ReplicationTimeout, DefaultReplicationTimeout)
 	if cfg.HTTPClient == nil {

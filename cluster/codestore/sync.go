@@ -174,6 +174,22 @@ func (s *Store) sync(ctx context.Context, sess *concurrency.Session, verified ma
 			changed = true
 		}
 	}
+	if full {
+		keep := map[Digest]bool{}
+		for _, r := range recs {
+			if dg, err := ParseDigest(r.Artifact); err == nil {
+				keep[dg] = true
+			}
+		}
+		removed, err := s.cfg.Dir.Prune(keep, s.clock.Now().Add(-s.cfg.PruneAfter))
+		for _, dg := range removed {
+			delete(verified, dg)
+			s.log.Info("codestore: removed an artifact no topology uses", "artifact", dg)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if changed || len(errs) == 0 {
 		// Wake whoever waits on the seed rule: records or copies may have
 		// changed (a spare wake-up only costs a check).

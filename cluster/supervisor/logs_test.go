@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
 )
@@ -90,4 +93,28 @@ func TestLogServerOffLoopbackNeedsAToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Token is required") {
 		t.Fatalf("Validate = %v", err)
 	}
+}
+
+// TestUnusedArtifactsArePruned: once a slot runs another artifact, the
+// old one leaves the supervisor's artifact directory; the one in use
+// stays.
+func TestUnusedArtifactsArePruned(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	s, _ := e.run("s1", dir, func(c *Config) { c.PruneAfter = time.Nanosecond })
+	slot := meta.Slot{Supervisor: "s1", Port: 7000}
+	v1 := e.artifact("t1", sleeper)
+	e.assign("t1", v1, slot)
+	eventually(t, "the first version started", func() bool { pid := pidOf(t, dir, 7000); return pid > 0 && alive(pid) })
+	killAtEnd(t, pidOf(t, dir, 7000))
+	v2 := e.artifact("t1", sleeper+"# v2\n")
+	e.assign("t1", v2, slot)
+	path := func(a string) string { dg, _ := codestore.ParseDigest(a); return s.artifacts.Path(dg) }
+	eventually(t, "the second version started and the first removed", func() bool {
+		pid := pidOf(t, dir, 7000)
+		_, err1 := os.Stat(path(v1))
+		_, err2 := os.Stat(path(v2))
+		return pid > 0 && alive(pid) && errors.Is(err1, os.ErrNotExist) && err2 == nil
+	})
+	killAtEnd(t, pidOf(t, dir, 7000))
 }

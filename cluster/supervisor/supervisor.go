@@ -70,6 +70,7 @@ const (
 	DefaultRestartBackoff    = time.Second
 	DefaultMaxRestartBackoff = 30 * time.Second
 	DefaultPollInterval      = time.Second
+	DefaultPruneAfter        = 10 * time.Minute
 )
 
 // Config of a Supervisor.
@@ -88,6 +89,9 @@ type Config struct {
 	// RestartBackoff and MaxRestartBackoff bound the waits before a worker
 	// is started again after an exit.
 	RestartBackoff, MaxRestartBackoff time.Duration
+	// PruneAfter: an artifact no slot runs or is assigned is removed at
+	// the next change of the assignments that long after it was fetched.
+	PruneAfter time.Duration
 	// PollInterval: how often the liveness of an adopted worker is checked
 	// (it is not this process's child, so its exit is not signalled).
 	PollInterval time.Duration
@@ -118,7 +122,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("supervisor: a Token is required to serve the workers' logs on %s, off loopback", c.Listener.Addr())
 	case len(c.Ports) == 0:
 		return errors.New("supervisor: Config.Ports is empty: a supervisor needs at least one slot")
-	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0:
+	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0 || c.PruneAfter < 0:
 		return errors.New("supervisor: negative duration in Config")
 	}
 	if err := meta.CheckName("supervisor", c.ID); err != nil {
@@ -169,6 +173,7 @@ func New(cfg Config) (*Supervisor, error) {
 	cfg.RestartBackoff = or(cfg.RestartBackoff, DefaultRestartBackoff)
 	cfg.MaxRestartBackoff = or(cfg.MaxRestartBackoff, DefaultMaxRestartBackoff)
 	cfg.PollInterval = or(cfg.PollInterval, DefaultPollInterval)
+	cfg.PruneAfter = or(cfg.PruneAfter, DefaultPruneAfter)
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Minute}
 	}
@@ -225,6 +230,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	runs := map[int]*slotRun{}
 	s.watchAssignments(ctx, func(desired map[int]work) {
 		s.reconcile(ctx, life, runs, adopted, desired)
+		s.pruneArtifacts(runs, adopted)
 	})
 	for _, r := range runs {
 		r.cancel()
@@ -241,6 +247,30 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// pruneArtifacts removes the artifacts that no slot runs or is assigned,
+// once they are older than PruneAfter: the code of topologies moved away,
+// killed or upgraded does not pile up.
+func (s *Supervisor) pruneArtifacts(runs map[int]*slotRun, adopted map[int]*proc) {
+	keep := map[codestore.Digest]bool{}
+	for _, r := range runs {
+		if dg, err := codestore.ParseDigest(r.work.Artifact); err == nil {
+			keep[dg] = true
+		}
+	}
+	for _, p := range adopted {
+		if dg, err := codestore.ParseDigest(p.rec.Artifact); err == nil {
+			keep[dg] = true
+		}
+	}
+	removed, err := s.artifacts.Prune(keep, s.clock.Now().Add(-s.cfg.PruneAfter))
+	for _, dg := range removed {
+		s.log.Info("supervisor: removed an artifact no slot uses", "artifact", dg)
+	}
+	if err != nil {
+		s.log.Warn("supervisor: removing unused artifacts", "err", err)
+	}
 }
 
 func (s *Supervisor) slotDir(port int) string {
