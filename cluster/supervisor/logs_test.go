@@ -3,10 +3,10 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
