@@ -89,17 +89,23 @@ func (w WindowSpec) Name(name string) WindowSpec {
 
 // Window aggregates the tuples of s, per partition (task), over the
 // windows of spec (a stream still in its source's stage, with no
-// repartition since the source, is first sent to one task with Global): each time a window fires, agg runs over its tuples
-// (the input fields, in the order of their time and then of their
-// encoding) and each tuple it emits becomes an output tuple with the
-// fields WindowStart, WindowEnd and outputs.
+// repartition since the source, is first sent to one task with Global):
+// each time a window fires, agg runs over its tuples (the input fields,
+// in the order of their time and then of their encoding) and each tuple
+// it emits becomes an output tuple with the fields WindowStart, WindowEnd
+// and outputs.
 //
 // Windows run in the commit phase of each batch, like PartitionPersist:
 // the window's state after batch T and the output of the windows T fired
 // are stored in store under T, so a replay of T emits exactly the same
 // tuples, and the records of txids before the last committed one are
-// deleted. Stored tuples go through msgpack: aggregators see signed
-// integers as int64, unsigned ones as uint64, floats as float64 and times as time.Time.
+// deleted. Records are keyed by txid: keep the store as long as the
+// coordination store (Config.Store) and drop both together, or a new
+// topology's txid 1 would find the old one's records.
+//
+// Stored tuples go through msgpack: aggregators see signed integers as
+// int64, unsigned ones as uint64, floats as float64 and times as
+// time.Time, whether a tuple arrived in this batch or an earlier one.
 func Window[S any](s *Stream, spec WindowSpec, store WindowsStore, input Fields, agg Aggregator[S], outputs ...string) *Stream {
 	return windowNode(s, "Window", nil, spec, store, input, agg, outputs)
 }

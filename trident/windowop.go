@@ -122,9 +122,14 @@ func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAc
 		items = acc.(*windowBatch).items
 	}
 	next, fired, _ := window.Advance(t.op.spec, prev, items, t.clk.Now().UnixNano())
-	if len(items) == 0 && len(fired) == 0 && next.Watermark == prev.Watermark {
-		return nil // nothing changed: nothing to store or emit
+	if len(items) == 0 && len(fired) == 0 {
+		// Nothing to store or emit. Only a processing-time watermark moved;
+		// the next batch moves it from the stored one over the same windows
+		// (none of which holds an item up to this batch's time).
+		return nil
 	}
+	// The aggregator sees attempt 0 of the txid: what it computes is
+	// stored and never recomputed for this txid.
 	enc, err := t.aggregate(Attempt{TxID: txid}, fired)
 	if err != nil {
 		return err

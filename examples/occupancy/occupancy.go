@@ -142,12 +142,12 @@ func Events(cfg room.GenConfig, size int) ([][][]any, []room.Event, error) {
 	return batches, all, nil
 }
 
-// Run runs the topology over batches until every batch is committed, and
-// returns the windows that fired.
-func Run(ctx context.Context, batches [][][]any, store trident.WindowsStore, parallelism int) ([]Occupancy, error) {
+// Run runs the topology over batches with cfg until every batch is
+// committed, and returns the windows that fired in this run.
+func Run(ctx context.Context, batches [][][]any, store trident.WindowsStore, parallelism int, cfg trident.Config) ([]Occupancy, error) {
 	res := &Results{}
 	tt := Build("occupancy", batches, store, parallelism, res)
-	r, err := tt.Submit(ctx, trident.Config{BatchEmitInterval: time.Millisecond})
+	r, err := tt.Submit(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/windowstore"
 	"github.com/squallstream/squall/trident/windowstore/boltwindows"
 )
@@ -101,7 +102,7 @@ func TestOccupancy(t *testing.T) {
 					defer bs.Close()
 					st = bs
 				}
-				got, err := Run(t.Context(), batches, st, tc.parallelism)
+				got, err := Run(t.Context(), batches, st, tc.parallelism, trident.Config{BatchEmitInterval: time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
