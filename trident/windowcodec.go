@@ -25,15 +25,23 @@ func encodeValues(vals []any) ([]byte, error) {
 // times at the top level come back in UTC.
 func decodeValues(b []byte) ([]any, error) {
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	dec.UseLooseInterfaceDecoding(true)
-	var vals []any
-	if err := dec.Decode(&vals); err != nil {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
 		return nil, err
 	}
-	for i, v := range vals {
-		if t, ok := v.(time.Time); ok {
-			vals[i] = t.UTC()
+	if n < 0 {
+		return nil, nil
+	}
+	vals := make([]any, n)
+	for i := range vals {
+		v, err := dec.DecodeInterfaceLoose()
+		if err != nil {
+			return nil, err
 		}
+		if t, ok := v.(time.Time); ok {
+			v = t.UTC()
+		}
+		vals[i] = v
 	}
 	return vals, nil
 }

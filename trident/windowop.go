@@ -48,6 +48,13 @@ type windowTask[S any] struct {
 	op  *windowOp[S]
 	id  string
 	clk clock.Clock
+
+	// last is the state this task stored last, at txid lastTx, if valid:
+	// only this task writes its id's records, so no record lies between
+	// lastTx and a later txid without a Put here (a failed Put clears it).
+	last   window.State
+	lastTx state.TxID
+	valid  bool
 }
 
 // state is the store: windows cannot be queried.
@@ -106,15 +113,8 @@ func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAc
 	case !errors.Is(err, windowstore.ErrNotFound):
 		return err
 	}
-	prev := window.Initial()
-	switch _, rec, err := st.Last(ctx, t.id, txid); {
-	case err == nil:
-		r, err := window.UnmarshalRecord(rec)
-		if err != nil {
-			return fmt.Errorf("window %s: record before batch %d: %w", t.id, txid, err)
-		}
-		prev = r.State
-	case !errors.Is(err, windowstore.ErrNotFound):
+	prev, err := t.before(ctx, txid)
+	if err != nil {
 		return err
 	}
 	var items []window.Item
@@ -138,10 +138,32 @@ func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAc
 	if err != nil {
 		return err
 	}
+	t.valid = false // a Put that fails may have written
 	if err := st.Put(ctx, t.id, txid, b, txid-1); err != nil {
 		return err
 	}
+	t.last, t.lastTx, t.valid = next, txid, true
 	return emitFired(enc, out)
+}
+
+// before returns the state stored last before txid: the one this task
+// stored, or else the store's.
+func (t *windowTask[S]) before(ctx context.Context, txid state.TxID) (window.State, error) {
+	if t.valid && t.lastTx < txid {
+		return t.last, nil
+	}
+	_, rec, err := t.op.store.Last(ctx, t.id, txid)
+	switch {
+	case errors.Is(err, windowstore.ErrNotFound):
+		return window.Initial(), nil
+	case err != nil:
+		return window.State{}, err
+	}
+	r, err := window.UnmarshalRecord(rec)
+	if err != nil {
+		return window.State{}, fmt.Errorf("window %s: record before batch %d: %w", t.id, txid, err)
+	}
+	return r.State, nil
 }
 
 // aggregate runs the aggregator over each fired window (per group) and

@@ -181,25 +181,35 @@ func Advance(spec Spec, st State, batch []Item, now int64) (State, []Window, []I
 }
 
 // fire returns the windows with an end in (from, to] that hold an item.
+// When few windows end in that range (the usual step of a watermark), it
+// looks each one up; otherwise (the first batch, a jump) it enumerates
+// the windows of each item.
 func (s Spec) fire(items []Item, from, to int64) []Window {
-	if to <= from {
+	if to <= from || len(items) == 0 {
 		return nil
 	}
 	var starts []int64
-	for _, it := range items {
-		for st := s.firstStart(it.Pos); st <= it.Pos; st += s.Slide {
-			if e := st + s.Length; e > from && e <= to {
+	if n, ok := s.endsIn(from, to); ok && n <= int64(len(items)) {
+		for st := s.lastStart(from-s.Length) + s.Slide; st+s.Length <= to; st += s.Slide {
+			if i := s.search(items, st); i < len(items) && items[i].Pos < st+s.Length {
 				starts = append(starts, st)
 			}
 		}
+	} else {
+		for _, it := range items {
+			for st := s.firstStart(it.Pos); st <= it.Pos; st += s.Slide {
+				if e := st + s.Length; e > from && e <= to {
+					starts = append(starts, st)
+				}
+			}
+		}
+		slices.Sort(starts)
+		starts = slices.Compact(starts)
 	}
-	slices.Sort(starts)
-	starts = slices.Compact(starts)
 	out := make([]Window, 0, len(starts))
 	for _, st := range starts {
 		w := Window{Start: st, End: st + s.Length}
-		lo, _ := slices.BinarySearchFunc(items, st, func(it Item, p int64) int { return cmp.Compare(it.Pos, p) })
-		for _, it := range items[lo:] {
+		for _, it := range items[s.search(items, st):] {
 			if it.Pos >= w.End {
 				break
 			}
@@ -210,8 +220,23 @@ func (s Spec) fire(items []Item, from, to int64) []Window {
 	return out
 }
 
+// endsIn returns about how many windows end in (from, to], if that can be
+// computed without overflow.
+func (s Spec) endsIn(from, to int64) (int64, bool) {
+	if from < NoWatermark/2 || to > math.MaxInt64/2 || from < 0 && to > 0 && to > math.MaxInt64+from {
+		return 0, false
+	}
+	return (to-from)/s.Slide + 1, true
+}
+
+// search returns the index of the first item at or after pos.
+func (s Spec) search(items []Item, pos int64) int {
+	i, _ := slices.BinarySearchFunc(items, pos, func(it Item, p int64) int { return cmp.Compare(it.Pos, p) })
+	return i
+}
+
 // firstStart is the start of the earliest window holding pos.
-func (s Spec) firstStart(pos int64) int64 { return s.lastStart(pos) - (s.Length-1)/s.Slide*s.Slide }
+func (s Spec) firstStart(pos int64) int64 { return s.lastStart(pos-s.Length) + s.Slide }
 
 // lastStart is the start of the latest window holding pos.
 func (s Spec) lastStart(pos int64) int64 { return floorDiv(pos, s.Slide) * s.Slide }

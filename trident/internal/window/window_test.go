@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -172,4 +173,45 @@ func TestValidate(t *testing.T) {
 	if err := (Spec{Mode: EventTime, Length: 2, Slide: 1, Lateness: 5}).Validate(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestFireMatchesEnumeration: fire, which looks windows up when few end
+// in the range, finds exactly the windows that enumerating each item's
+// windows finds.
+func TestFireMatchesEnumeration(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		spec := Spec{Mode: EventTime, Length: 1 + rng.Int64N(20)}
+		spec.Slide = 1 + rng.Int64N(spec.Length)
+		var pos []int64
+		for range rng.IntN(30) {
+			pos = append(pos, rng.Int64N(200)-100)
+		}
+		slices.Sort(pos)
+		its := items(pos...)
+		from := rng.Int64N(240) - 120
+		to := from + rng.Int64N(60)
+		if got, want := show(spec.fire(its, from, to)), show(enumerate(spec, its, from, to)); got != want {
+			t.Fatalf("%+v over %v in (%d, %d]: fire %q, enumeration %q", spec, pos, from, to, got, want)
+		}
+	}
+}
+
+func enumerate(s Spec, items []Item, from, to int64) []Window {
+	var out []Window
+	for st := s.firstStart(-1000); st < 1000; st += s.Slide {
+		w := Window{Start: st, End: st + s.Length}
+		if w.End <= from || w.End > to {
+			continue
+		}
+		for _, it := range items {
+			if it.Pos >= st && it.Pos < w.End {
+				w.Items = append(w.Items, it)
+			}
+		}
+		if len(w.Items) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
