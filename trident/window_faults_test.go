@@ -212,6 +212,11 @@ func runWindowFaults(t *testing.T, seed uint64, faulty bool) windowResults {
 	if faulty && (!crashed.Load() || r.Health().Crashes < 1) {
 		t.Fatalf("seed %d: the injected crash did not happen (crashes: %d)", seed, r.Health().Crashes)
 	}
+	for _, sk := range []*sinkState{sink, sink2} {
+		if ch := sk.replaysChanged(); len(ch) > 0 {
+			t.Fatalf("seed %d (faulty %v): replayed commits of txids %v emitted other windows", seed, faulty, ch)
+		}
+	}
 	res := windowResults{sliding: sink.rows()}
 	seen := map[string]bool{}
 	for _, row := range sink2.rows() {
@@ -235,4 +240,101 @@ func missing(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// TestProcessingTimeWindowsUnderFaults runs processing-time tumbling
+// windows per group under the faults of TestWindowsExactlyOnceUnderFaults.
+// Which window a tuple lands in depends on when its batch committed, so
+// the checks are: every record is in exactly one fired window, and a
+// commit replayed after the state below it completed emits the same
+// windows (the record stored under its txid, not a recomputation at a
+// later time).
+func TestProcessingTimeWindowsUnderFaults(t *testing.T) {
+	for seed := uint64(1); seed <= windowFaultSeeds; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { runProcessingTimeFaults(t, seed) })
+		})
+	}
+}
+
+func runProcessingTimeFaults(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	src, _ := randomWords(rng, 40)
+	src.SetMaxBatch(3)
+	faults := sim.NewPlan(seed)
+	var calls sim.Calls
+	src.SetFault(func(c spouttest.Call) error {
+		id := fmt.Sprint(c.Op, c.Attempt.TxID, c.Attempt.N, c.Partition)
+		if faults.Chance(0.05, "source", uint64(c.Attempt.TxID), uint64(c.Attempt.N), sim.String(string(c.Partition)), calls.Next(id)) {
+			return failure.Retryable(errFlaky)
+		}
+		return nil
+	})
+	store := faultyWindows{Store: windowstore.NewMemory(), faults: faults, calls: &calls}
+	var crashed atomic.Bool
+	crashAt := record{spout.Partition(fmt.Sprint("p", rng.IntN(3))), int64(rng.IntN(40))}
+
+	tt := NewTopology("ptime-faults")
+	s := TransactionalSource(Fields{"partition", "offset", "word"}, src.Lister, func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }).Parallelism(2)
+	events := tt.NewStream("words", s).Map(MapFunctionFunc(func(_ context.Context, tu Tuple) ([]any, error) {
+		rec := record{spout.Partition(tu.String("partition")), tu.Get("offset").(int64)}
+		if rec == crashAt && crashed.CompareAndSwap(false, true) {
+			panic("injected crash")
+		}
+		return []any{tu.String("word"), fmt.Sprint(rec)}, nil
+	}), "word", "id")
+	// Short windows, so that a replay at a later time would often fall in
+	// another window.
+	fired := WindowGroups(events.GroupBy("word").Parallelism(2), TumblingDuration(20*time.Millisecond).Name("ptime"),
+		store, Fields{"id"}, Aggregator[[]string](collectIDs{}), "ids")
+	sink := newSink()
+	sinkTo(fired.Filter(FilterFunc(func(_ context.Context, tu Tuple) (bool, error) {
+		if faults.Chance(0.03, "fired", sim.String(fmt.Sprint(tu.Values()...)), calls.Next(fmt.Sprint("fired", tu.Values()))) {
+			return false, failure.Retryable(errFlaky)
+		}
+		return true, nil
+	})).Project("ids"), sink)
+
+	cfg := Config{}
+	cfg.MaxBatchesInFlight = 1 + rng.IntN(3)
+	cfg.BatchEmitInterval = time.Millisecond
+	cfg.RetryBackoff, cfg.MaxRetryBackoff = 5*time.Millisecond, 100*time.Millisecond
+	cfg.Topology.RestartMinBackoff = 10 * time.Millisecond
+	cfg.Topology.MessageTimeout = 5 * time.Second
+	cfg.Topology.SpoutIdleWait = 5 * time.Millisecond
+	cfg.Topology.Seed = seed
+	cfg.Store = faultstore.Wrap(coordstore.NewMemory(), faultstore.Random(seed, 0.02))
+	r := submit(t, tt, cfg)
+
+	var ids map[string]int
+	waitEvery(t, time.Hour, 100*time.Millisecond, "every record in a fired window", func() bool {
+		ids = map[string]int{}
+		for _, row := range sink.rows() {
+			for _, id := range strings.Split(row, ",") {
+				ids[id]++
+			}
+		}
+		return len(ids) == 120
+	})
+	// A few more batches, so that a late double would show.
+	if err := r.WaitCommitted(context.Background(), r.Committed()+5); err != nil {
+		t.Fatal(err)
+	}
+	ids = map[string]int{}
+	for _, row := range sink.rows() {
+		for _, id := range strings.Split(row, ",") {
+			ids[id]++
+		}
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("seed %d: record %s in %d windows", seed, id, n)
+		}
+	}
+	if ch := sink.replaysChanged(); len(ch) > 0 {
+		t.Fatalf("seed %d: replayed commits of txids %v emitted other windows", seed, ch)
+	}
+	if !crashed.Load() || r.Health().Crashes < 1 {
+		t.Fatalf("seed %d: the injected crash did not happen", seed)
+	}
 }

@@ -16,22 +16,48 @@ import (
 
 // sinkState keeps the tuples of a stream per txid, as transactional state
 // would: a replay of a txid replaces what the txid wrote. rows is what
-// the committed batches emitted, exactly once each.
+// the committed batches emitted, exactly once each. It also checks that a
+// commit replayed after it completed here writes the same rows again (the
+// rule for state fed by new values), and records the txids that did not.
 type sinkState struct {
-	mu   sync.Mutex
-	byTx map[TxID][][]any
+	mu      sync.Mutex
+	cur     TxID
+	byTx    map[TxID][][]any
+	done    map[TxID]string // the rows of each completed commit, printed
+	changed []TxID          // txids whose replayed commit wrote other rows
 }
 
-func newSink() *sinkState { return &sinkState{byTx: map[TxID][][]any{}} }
+func newSink() *sinkState { return &sinkState{byTx: map[TxID][][]any{}, done: map[TxID]string{}} }
 
 func (s *sinkState) BeginCommit(_ context.Context, txid TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.byTx[txid] = nil
+	s.cur, s.byTx[txid] = txid, nil
 	return nil
 }
 
-func (s *sinkState) Commit(context.Context, TxID) error { return nil }
+func (s *sinkState) Commit(_ context.Context, txid TxID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []string
+	for _, r := range s.byTx[txid] {
+		rows = append(rows, fmt.Sprint(r...))
+	}
+	sort.Strings(rows)
+	printed := fmt.Sprint(rows)
+	if prev, ok := s.done[txid]; ok && prev != printed {
+		s.changed = append(s.changed, txid)
+	}
+	s.done[txid] = printed
+	return nil
+}
+
+// replaysChanged returns the txids whose replayed commit wrote other rows.
+func (s *sinkState) replaysChanged() []TxID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.changed)
+}
 
 // rows returns every row, printed, sorted.
 func (s *sinkState) rows() []string {
@@ -53,13 +79,7 @@ func (sinkUpdater) UpdateState(_ context.Context, s *sinkState, tuples []Tuple, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, tu := range tuples {
-		// BeginCommit(txid) cleared the batch's rows; the txid is the
-		// greatest key (commits run in order).
-		var last TxID
-		for t := range s.byTx {
-			last = max(last, t)
-		}
-		s.byTx[last] = append(s.byTx[last], slices.Clone(tu.Values()))
+		s.byTx[s.cur] = append(s.byTx[s.cur], slices.Clone(tu.Values()))
 	}
 	return nil
 }
