@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -220,14 +221,33 @@ func TestWindowBuildErrors(t *testing.T) {
 	}
 	for _, want := range []string{"length 0", "slide", "EventTime(\"ts\") on a count window", "lateness applies to event time only",
 		"nope", "nil windows store", "\"windowStart\" is empty or repeated", "no output fields"} {
-		if !containsStr(err.Error(), want) {
+		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
 }
 
-func containsStr(s, sub string) bool {
-	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || containsStr(s[1:], sub))
-}
-
 var _ state.State = (*sinkState)(nil)
+
+// TestWindowRejectsBadEventTime: a tuple whose event-time field is not a
+// time.Time goes to the dead letters; the others are windowed.
+func TestWindowRejectsBadEventTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
+		tt := NewTopology("bad-times")
+		s := tt.NewStream("e", FixedSource(Fields{"n", "ts"},
+			[][]any{{1, at(1)}, {2, "yesterday"}, {3, at(2)}},
+			[][]any{{4, at(30)}}))
+		sink := newSink()
+		sinkTo(Window(s, TumblingDuration(10*time.Second).EventTime("ts"), windowstore.NewMemory(), Fields{"n"}, Combining[int64](sumN{}), "sum"), sink)
+		dlq := &MemoryDeadLetters{}
+		runUntil(t, tt, Config{DeadLetters: dlq}, 3)
+		if got, want := sink.rows(), []string{fmt.Sprint(at(0), at(10), 4)}; !slices.Equal(got, want) {
+			t.Errorf("rows %q, want %q", got, want)
+		}
+		letters := dlq.Letters()
+		if len(letters) != 1 || letters[0].Values[1] != "yesterday" || !strings.Contains(letters[0].Err.Error(), "not a time.Time") {
+			t.Errorf("dead letters %+v", letters)
+		}
+	})
+}
