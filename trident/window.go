@@ -143,6 +143,13 @@ func windowNode[S any](s *Stream, op string, group Fields, spec WindowSpec, stor
 	if name == "" {
 		name = s.t.name + "/window" + strconv.Itoa(len(s.t.nodes))
 	}
+	for _, n := range s.t.nodes {
+		if p, ok := n.op.(*persistOp); ok {
+			if w, ok := p.p.(interface{ windowName() string }); ok && w.windowName() == name {
+				s.t.errorf("%s: a window named %q already exists", op, name)
+			}
+		}
+	}
 	stored := slices.Concat(group, input)
 	w := &windowOp[S]{name: name, spec: spec.spec, store: store, agg: agg,
 		stored: s.n.sch.indexes(stored), nGroup: len(group), inSch: newSchema(slices.Clone(input)), timeIdx: -1}

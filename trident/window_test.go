@@ -215,12 +215,15 @@ func TestWindowBuildErrors(t *testing.T) {
 	Window(s, TumblingCount(3), nil, Fields{"n"}, agg, "sum")
 	Window(s, TumblingCount(3), mem, Fields{"n"}, agg, WindowStart)
 	Window(s, TumblingCount(3), mem, Fields{"n"}, agg)
+	Window(s, TumblingCount(3).Name("twice"), mem, Fields{"n"}, agg, "sum")
+	Window(s, TumblingCount(4).Name("twice"), mem, Fields{"n"}, agg, "sum")
 	_, err := tt.Submit(context.Background(), Config{})
 	if err == nil {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{"length 0", "slide", "EventTime(\"ts\") on a count window", "lateness applies to event time only",
-		"nope", "nil windows store", "\"windowStart\" is empty or repeated", "no output fields"} {
+		"nope", "nil windows store", "\"windowStart\" is empty or repeated", "no output fields",
+		"a window named \"twice\" already exists"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

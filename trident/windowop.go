@@ -28,6 +28,8 @@ type windowOp[S any] struct {
 	timeIdx int     // position of the event-time field; -1 if none
 }
 
+func (w *windowOp[S]) windowName() string { return w.name }
+
 // windowPersister is a persister that reads the topology's clock.
 type windowPersister interface {
 	openWindow(ctx context.Context, partition, numPartitions int, clk clock.Clock) (persistTask, error)
