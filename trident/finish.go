@@ -49,8 +49,8 @@ func (s *stageTask) Finish(bt *runtime.Batch) error {
 			}
 		case *persistOp:
 			acc := data.accs[n]
-			if acc == nil {
-				continue
+			if _, isWindow := op.p.(windowPersister); acc == nil && !isWindow {
+				continue // a window runs on empty batches too: time passes
 			}
 			var emitErr error
 			out := &eachCollector{s: s, n: n, bt: bt, width: len(n.sch.fields), errp: &emitErr}

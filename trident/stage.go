@@ -81,7 +81,14 @@ func (s *stageTask) Open(ctx context.Context, task *runtime.Task) error {
 			s.static[n] = st
 		}
 		if op, ok := n.op.(*persistOp); ok {
-			p, err := op.p.open(ctx, task.Index, task.NumTasks)
+			var p persistTask
+			var err error
+			w, isWindow := op.p.(windowPersister)
+			if isWindow {
+				p, err = w.openWindow(ctx, task.Index, task.NumTasks, s.cfg.Topology.Clock)
+			} else {
+				p, err = op.p.open(ctx, task.Index, task.NumTasks)
+			}
 			if errors.Is(err, ErrSuperseded) {
 				// A newer owner opened this state: halt, do not restart.
 				task.Halt(err)
@@ -90,8 +97,10 @@ func (s *stageTask) Open(ctx context.Context, task *runtime.Task) error {
 			if err != nil {
 				return fmt.Errorf("opening state: %w", err)
 			}
-			if err := s.guardCorrupt(p.state()); err != nil {
-				return err
+			if !isWindow { // a window's undecodable record always fails its batch
+				if err := s.guardCorrupt(p.state()); err != nil {
+					return err
+				}
 			}
 			s.persist[n] = p
 		}
