@@ -88,9 +88,7 @@ func (w WindowSpec) Name(name string) WindowSpec {
 }
 
 // Window aggregates the tuples of s, per partition (task), over the
-// windows of spec (a stream still in its source's stage, with no
-// repartition since the source, is first sent to one task with Global):
-// each time a window fires, agg runs over its tuples (the input fields,
+// windows of spec: each time a window fires, agg runs over its tuples (the input fields,
 // in the order of their time and then of their encoding) and each tuple
 // it emits becomes an output tuple with the fields WindowStart, WindowEnd
 // and outputs.
@@ -117,9 +115,6 @@ func WindowGroups[S any](g *GroupedStream, spec WindowSpec, store WindowsStore, 
 }
 
 func windowNode[S any](s *Stream, op string, group Fields, spec WindowSpec, store WindowsStore, input Fields, agg Aggregator[S], outputs []string) *Stream {
-	if inSourceStage(s.n) {
-		s = s.Global() // the runtime runs no committer in a source's stage
-	}
 	s.checkFields(op, input)
 	s.checkFields(op, group)
 	fields := slices.Concat(group, Fields{WindowStart, WindowEnd}, Fields(outputs))
@@ -162,18 +157,4 @@ func windowNode[S any](s *Stream, op string, group Fields, spec WindowSpec, stor
 	}
 	n := &node{op: &persistOp{p: w, inSch: newSchema(in)}, parent: s.n, sch: newSchema(fields)}
 	return &Stream{t: s.t, n: s.t.add(n)}
-}
-
-// inSourceStage reports whether n runs in its source's stage: no
-// repartition, merge, join or persistence lies between them.
-func inSourceStage(n *node) bool {
-	for ; n != nil; n = n.parent {
-		switch n.op.(type) {
-		case *sourceOp:
-			return true
-		case *partitionOp, *mergeOp, *joinOp, *persistOp:
-			return false
-		}
-	}
-	return false
 }

@@ -69,6 +69,11 @@ func (b *stageBolt) success(txid txn.TxID) {
 		b.completion.Success(txid)
 		b.drain()
 	}
+	for t := range b.batches { // a source stage's batches that never committed
+		if t <= txid && b.completion == nil {
+			delete(b.batches, t)
+		}
+	}
 	if b.executor != nil {
 		if err := b.executor.Success(b.ctx, txid); err != nil {
 			b.fatalUnlessRetryable(err)

@@ -116,7 +116,11 @@ func (b *stageBolt) Execute(t *topology.Tuple) {
 		b.success(t.Value(0).(txn.Attempt).TxID)
 		b.out.Ack(t)
 	case streamCommit:
-		b.commitBatch(t)
+		if b.stage.IsSource() {
+			b.commitSource(t)
+		} else {
+			b.commitBatch(t)
+		}
 	case streamReport:
 		b.report(t)
 	default:
@@ -168,7 +172,9 @@ func (b *stageBolt) fatalUnlessRetryable(err error) {
 
 // emitBatch has the source's executor emit this task's share of a batch,
 // then reports the counts downstream, anchored to the announcement. A
-// source stage waits for no reports: it finishes a batch as it emits it.
+// source stage waits for no reports: it finishes a batch as it emits it,
+// unless it holds a committer, which writes state in the commit phase
+// only: then the batch waits for its $commit (commitSource).
 func (b *stageBolt) emitBatch(t *topology.Tuple) {
 	ann := t.Value(0).(announcement)
 	bt := b.newBatch(ann.attempt)
@@ -177,10 +183,27 @@ func (b *stageBolt) emitBatch(t *topology.Tuple) {
 	if err == nil {
 		err = c.err
 	}
-	if err == nil {
+	if err == nil && b.stage.Committer {
+		b.batches[ann.attempt.TxID] = bt
+	} else if err == nil {
 		err = b.finish(bt, t)
 	}
 	b.settle(t, ann.attempt, err)
+}
+
+// commitSource finishes, in its commit phase, a batch that a source stage
+// holding a committer emitted. A commit for an attempt this task did not
+// emit (it restarted meanwhile) fails: the batch is replayed.
+func (b *stageBolt) commitSource(t *topology.Tuple) {
+	a := t.Value(0).(txn.Attempt)
+	bt := b.batches[a.TxID]
+	if bt == nil || bt.Attempt != a {
+		b.settle(t, a, failure.Retryable(fmt.Errorf("trident: %s task %d: commit for %v, which this task did not emit",
+			b.stage.Name, b.task.ID, a)))
+		return
+	}
+	delete(b.batches, a.TxID)
+	b.settle(t, a, b.finish(bt, t))
 }
 
 type sourceCollector struct {
