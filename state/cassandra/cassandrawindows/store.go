@@ -1,13 +1,18 @@
 // Package cassandrawindows is a windowstore.Store in Cassandra: the
 // records of Trident windows (see trident.Window) in a table of the
 // session's keyspace, one partition per window task and one row per
-// txid. A Put writes the record and deletes the older rows in one
-// single-partition batch, which Cassandra applies atomically and in
-// isolation. Reads and writes are at the session's consistency.
+// txid. Reads and writes are at the session's consistency.
 //
-// Writes are not fenced by the topology's owner generation (the map
-// states of package cassandra are): two processes running one topology
-// over the same table at once could both write a window's record.
+// Writes are fenced by the topology's owner generation (state.FenceOf
+// the context, as the Trident runtime writes): each partition keeps, in
+// a static column, the newest generation that wrote it, and a Put is a
+// lightweight transaction that writes the record only if that is still
+// its own generation (or an older one, which it replaces). A write of a
+// superseded generation fails with a *state.FencedError, so two
+// processes running one topology over the table never both write a
+// window's record. Once the record is written, the older rows are
+// deleted. A Put without a fence in its context (tools, tests) is
+// written unconditionally.
 package cassandrawindows
 
 import (
@@ -17,6 +22,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/cassandra"
 	"github.com/squallstream/squall/trident/windowstore"
 	"github.com/squallstream/squall/txn"
@@ -37,9 +43,10 @@ type Options struct {
 // Store is a windowstore.Store in Cassandra. It is safe for concurrent
 // use and leaves the session to its caller.
 type Store struct {
-	s                          *cassandra.Session
-	ns                         string
-	getStmt, lastStmt, putStmt string
+	s                                           *cassandra.Session
+	ns                                          string
+	getStmt, lastStmt, putStmt                  string
+	genStmt, fencedFirst, fencedNext, pruneStmt string
 }
 
 var _ windowstore.Store = (*Store)(nil)
@@ -53,7 +60,7 @@ func Open(ctx context.Context, s *cassandra.Session, opts Options) (*Store, erro
 	}
 	t := s.Keyspace() + "." + name
 	if err := s.CreateTable(ctx, name, `CREATE TABLE IF NOT EXISTS `+t+` (
-		id text, txid bigint, record blob,
+		id text, txid bigint, record blob, gen bigint static,
 		PRIMARY KEY ((id), txid)) WITH CLUSTERING ORDER BY (txid DESC)`); err != nil {
 		return nil, err
 	}
@@ -64,6 +71,12 @@ func Open(ctx context.Context, s *cassandra.Session, opts Options) (*Store, erro
 		lastStmt: `SELECT txid, record FROM ` + t + ` WHERE id = ? AND txid < ? LIMIT 1`,
 		putStmt: `BEGIN UNLOGGED BATCH INSERT INTO ` + t + ` (id, txid, record) VALUES (?, ?, ?); ` +
 			`DELETE FROM ` + t + ` WHERE id = ? AND txid < ?; APPLY BATCH`,
+		genStmt: `SELECT gen FROM ` + t + ` WHERE id = ? LIMIT 1`,
+		fencedFirst: `BEGIN BATCH INSERT INTO ` + t + ` (id, txid, record) VALUES (?, ?, ?); ` +
+			`UPDATE ` + t + ` SET gen = ? WHERE id = ? IF gen = null; APPLY BATCH`,
+		fencedNext: `BEGIN BATCH INSERT INTO ` + t + ` (id, txid, record) VALUES (?, ?, ?); ` +
+			`UPDATE ` + t + ` SET gen = ? WHERE id = ? IF gen = ?; APPLY BATCH`,
+		pruneStmt: `DELETE FROM ` + t + ` WHERE id = ? AND txid < ?`,
 	}, nil
 }
 
@@ -133,8 +146,53 @@ func (st *Store) Put(ctx context.Context, id string, txid txn.TxID, record []byt
 		record = []byte{}
 	}
 	key := st.ns + id
-	if err := st.s.Query(ctx, st.putStmt, key, txCol(txid), record, key, txCol(prune)); err != nil {
-		return fail(fmt.Sprintf("put %s txid %d", id, txid), err)
+	f, fenced := state.FenceOf(ctx)
+	if !fenced {
+		if err := st.s.Query(ctx, st.putStmt, key, txCol(txid), record, key, txCol(prune)); err != nil {
+			return fail(fmt.Sprintf("put %s txid %d", id, txid), err)
+		}
+		return nil
+	}
+	if err := st.putFenced(ctx, key, f, txid, record); err != nil {
+		return err
+	}
+	if err := st.s.Query(ctx, st.pruneStmt, key, txCol(prune)); err != nil {
+		return fail(fmt.Sprintf("prune %s before txid %d", id, prune), err)
 	}
 	return nil
+}
+
+// putFenced writes the record if the partition's generation is f's or an
+// older one, in one lightweight transaction that also sets it to f's.
+func (st *Store) putFenced(ctx context.Context, key string, f state.Fence, txid txn.TxID, record []byte) error {
+	gen := int64(f.Generation)
+	var cur *int64
+	if err := st.s.SerialRead(ctx, st.genStmt, key).Scan(&cur); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+		return fail(fmt.Sprintf("read the generation of %s", key), err)
+	}
+	for range 8 {
+		if cur != nil && *cur > gen {
+			return &state.FencedError{Where: "cassandrawindows: put " + key, Fence: f, Current: state.Generation(*cur)}
+		}
+		m := map[string]any{}
+		var applied bool
+		var err error
+		if cur == nil {
+			applied, err = st.s.CAS(ctx, st.fencedFirst, key, txCol(txid), record, gen, key).MapScanCAS(m)
+		} else {
+			applied, err = st.s.CAS(ctx, st.fencedNext, key, txCol(txid), record, gen, key, *cur).MapScanCAS(m)
+		}
+		if err != nil {
+			return fail(fmt.Sprintf("put %s txid %d", key, txid), err)
+		}
+		if applied {
+			return nil
+		}
+		// Another writer changed the generation meanwhile: compare again.
+		cur = nil
+		if g, ok := m["gen"].(int64); ok {
+			cur = &g
+		}
+	}
+	return fail(fmt.Sprintf("put %s txid %d", key, txid), errors.New("too much contention on the generation"))
 }
