@@ -70,7 +70,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	var o options
 	var ff faultFlags
 	var tasks int
-	var until, verbose bool
+	var until, verbose, bug bool
 	var httpAddr, drpcAddr string
 	var lf logFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -80,6 +80,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
+	fs.BoolVar(&bug, "inject-bug", false, "count every ENTER twice: a bug that corrupts the results, which rebuild repairs")
 	fs.StringVar(&httpAddr, "http", monitor.DefaultAddr, "address of the web UI, REST API and /metrics (port 0: any free port; empty: none); off loopback the actions need $"+monitorTokenVar)
 	fs.StringVar(&drpcAddr, "drpc", "127.0.0.1:0", "address of the DRPC server (POST /drpc/"+drpcTimeline+"; port 0: any free port; empty: none)")
 	if err := o.parse(fs, args, true); err != nil {
@@ -143,7 +144,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "run: reading %s from %v into %s\n", o.topic, o.brokers(), o.describeStore())
 	stats, err := runTopology(ctx, runConfig{brokers: o.brokers(), kafkaSec: o.sec.kafka(), store: st, topic: o.topic, dlq: o.dlq, tasks: tasks,
 		untilCaughtUp: until, faults: ff.injector(), progress: os.Stderr, every: 2 * time.Second, logger: log, monitor: mon,
-		drpc: queries})
+		drpc: queries, bug: bug})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
 	return err

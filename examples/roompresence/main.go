@@ -34,11 +34,12 @@ import (
 var errMismatch = errors.New("verify: the stored results differ from the events")
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"gen":    cmdGen,
-	"run":    cmdRun,
-	"query":  cmdQuery,
-	"verify": cmdVerify,
-	"chaos":  cmdChaos,
+	"gen":     cmdGen,
+	"run":     cmdRun,
+	"query":   cmdQuery,
+	"verify":  cmdVerify,
+	"rebuild": cmdRebuild,
+	"chaos":   cmdChaos,
 }
 
 func main() {
@@ -87,6 +88,8 @@ commands:
   run     run the topology (until interrupted, or --until-caught-up)
   query   print a room's hourly occupancy for a day
   verify  compare the stored results with the whole topic
+  rebuild replay everything into the next version of the tables, verify it,
+          switch readers to it (--drop-old: drop the older versions' tables)
   chaos   run while injecting faults, then verify
   cluster the cluster's commands with the topology "roompresence":
           cluster nimbus|supervisor|submit roompresence|list|kill roompresence|...

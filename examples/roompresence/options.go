@@ -29,6 +29,7 @@ type options struct {
 	topic, dlq  string
 	partitions  int
 	sec         security // credentials and TLS of the real services
+	version     int      // of the result tables (Cassandra); 0: the one readers use
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -40,6 +41,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.topic, "topic", "room-events", "topic of the events")
 	fs.StringVar(&o.dlq, "dlq", "room-events-dlq", "dead-letter topic of malformed records")
 	fs.IntVar(&o.partitions, "partitions", 8, "partitions of topics the example creates")
+	fs.IntVar(&o.version, "version", 0, "version of the result tables in Cassandra (0: the version readers use; see rebuild)")
 	o.sec.register(fs)
 }
 
@@ -106,7 +108,10 @@ func (o *options) openStore(ctx context.Context) (Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openCassandra(ctx, cfg, o.replication)
+		return openCassandra(ctx, cfg, o.replication, o.version)
+	}
+	if o.version > 1 {
+		return nil, fmt.Errorf("--version %d: versions of the results need Cassandra (--cassandra)", o.version)
 	}
 	return openEmbedded(ctx, o.data)
 }

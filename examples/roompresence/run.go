@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/squallstream/squall/drpc"
+	"github.com/squallstream/squall/state/cassandra"
 	"io"
 	"log/slog"
 	"strconv"
@@ -32,6 +33,16 @@ type runConfig struct {
 	logger        *slog.Logger
 	monitor       *monitor.Registry // shows the running topology; nil: none
 	drpc          *drpc.Server      // serves the DRPC function drpcTimeline; nil: none
+	bug           bool              // inject the bug that counts every ENTER twice
+}
+
+// version is the version of the results the topology writes: the
+// store's (1 without one).
+func (rc runConfig) version() int {
+	if rc.store == nil {
+		return 1
+	}
+	return rc.store.Version()
 }
 
 // spoutConfig is the configuration of the example's Kafka spout.
@@ -40,7 +51,7 @@ func (rc runConfig) spoutConfig(log *slog.Logger) kafka.Config {
 	if perPartition <= 0 {
 		perPartition = 2000
 	}
-	return kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: "roompresence",
+	return kafka.Config{Brokers: rc.brokers, Topics: []string{rc.topic}, Topology: cassandra.VersionedName(topologyName, rc.version()),
 		Decoder: decoder, DeadLetterTopic: rc.dlq, MaxRecordsPerPartition: perPartition, Logger: log,
 		SASL: rc.kafkaSec.sasl, TLS: rc.kafkaSec.tls}
 }
@@ -185,7 +196,7 @@ func newTopology(ctx context.Context, rc runConfig, timelines trident.BackingFac
 	}
 	tt := trident.NewTopology("roompresence")
 	events := tt.NewStream("room-events", sp.Opaque().Parallelism(tasks))
-	pipeline{presence: rc.store, timelines: timelines, faults: rc.faults, tasks: tasks, drpc: rc.drpc}.build(tt, events)
+	pipeline{presence: rc.store, timelines: timelines, faults: rc.faults, tasks: tasks, drpc: rc.drpc, bug: rc.bug}.build(tt, events)
 	return tt, sp, nil
 }
 

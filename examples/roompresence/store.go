@@ -23,8 +23,15 @@ type Store interface {
 	ScanPresence(ctx context.Context, fn func(room.Period) error) error
 	// TimelineKeys returns the key of every stored room hour.
 	TimelineKeys(ctx context.Context) ([]state.Key, error)
+	// Version is the version of the result tables (1 for the embedded
+	// store): the topology of version v runs as VersionedName(topologyName, v).
+	Version() int
 	Close() error
 }
+
+// topologyName names the topology, its coordination state and the
+// version pointer of its result tables.
+const topologyName = "roompresence"
 
 // readTimelines returns the committed timelines of keys (absent ones are
 // zero, with found false).

@@ -22,12 +22,14 @@ import (
 type cassandraStore struct {
 	s         *cassandra.Session
 	keyspace  string
+	version   int    // of the result tables
+	presence  string // the presence table: keyspace.presence[_vN]
 	timelines *cassandra.Table
 	coord     *cassandrastore.Store
 	reads     int // presence reads in flight per upsert
 }
 
-const presenceTable = `CREATE TABLE IF NOT EXISTS %s.presence (
+const presenceTable = `CREATE TABLE IF NOT EXISTS %s (
 	visit text PRIMARY KEY, room text, person text, start_at timestamp, end_at timestamp)`
 
 // timelineSpec is the room_timelines table: one partition per room and
@@ -44,11 +46,11 @@ const openRetryFor = 2 * time.Minute
 // openCassandra connects and prepares the keyspace, retrying through
 // outages for up to openRetryFor: a process started while Cassandra
 // restarts waits for it instead of exiting.
-func openCassandra(ctx context.Context, cfg cassandra.Config, replication int) (*cassandraStore, error) {
+func openCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
 	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(200*time.Millisecond), int64(5*time.Second))}
 	giveUp := time.Now().Add(openRetryFor)
 	for {
-		st, err := tryOpenCassandra(ctx, cfg, replication)
+		st, err := tryOpenCassandra(ctx, cfg, replication, version)
 		if err == nil || !failure.IsUnavailable(err) || time.Now().After(giveUp) {
 			return st, err
 		}
@@ -60,22 +62,28 @@ func openCassandra(ctx context.Context, cfg cassandra.Config, replication int) (
 	}
 }
 
-func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication int) (*cassandraStore, error) {
+func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
 	keyspace := cfg.Keyspace
 	s, err := cassandra.Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64}
+	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64, version: version}
 	err = s.EnsureKeyspace(ctx, cassandra.SimpleReplication(replication))
-	if err == nil {
-		err = s.CreateTable(ctx, "presence", fmt.Sprintf(presenceTable, keyspace))
+	if err == nil && st.version == 0 {
+		st.version, err = currentVersion(ctx, s)
 	}
 	if err == nil {
-		st.timelines, err = s.EnsureTable(ctx, timelineSpec)
+		st.presence = keyspace + "." + cassandra.VersionedName("presence", st.version)
+		err = s.CreateTable(ctx, cassandra.VersionedName("presence", st.version), fmt.Sprintf(presenceTable, st.presence))
 	}
 	if err == nil {
-		st.coord, err = cassandrastore.Open(ctx, s, cassandrastore.Options{Namespace: "roompresence"})
+		spec := timelineSpec
+		spec.Name = cassandra.VersionedName(timelineMap, st.version)
+		st.timelines, err = s.EnsureTable(ctx, spec)
+	}
+	if err == nil {
+		st.coord, err = cassandrastore.Open(ctx, s, cassandrastore.Options{Namespace: cassandra.VersionedName(topologyName, st.version)})
 	}
 	if err != nil {
 		s.Close()
@@ -107,7 +115,7 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		if !p.End.IsZero() {
 			set, args = set+", end_at = ?", append(args, p.End)
 		}
-		return c.s.Query(ctx, "UPDATE "+c.keyspace+".presence SET "+set+" WHERE visit = ?", append(args, p.Visit)...)
+		return c.s.Query(ctx, "UPDATE "+c.presence+" SET "+set+" WHERE visit = ?", append(args, p.Visit)...)
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +137,7 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 func (c *cassandraStore) get(ctx context.Context, visit string) (room.Period, error) {
 	p := room.Period{Visit: visit}
 	var start, end time.Time
-	err := c.s.Statement(ctx, "SELECT room, person, start_at, end_at FROM "+c.keyspace+".presence WHERE visit = ?", visit).
+	err := c.s.Statement(ctx, "SELECT room, person, start_at, end_at FROM "+c.presence+" WHERE visit = ?", visit).
 		Scan(&p.Room, &p.Person, &start, &end)
 	if err != nil {
 		return p, cassandra.Classify(fmt.Errorf("reading presence row %s: %w", visit, err))
@@ -167,7 +175,7 @@ func (c *cassandraStore) Timelines() trident.BackingFactory { return c.timelines
 func (c *cassandraStore) Coordination() coordstore.Store { return c.coord }
 
 func (c *cassandraStore) ScanPresence(ctx context.Context, fn func(room.Period) error) error {
-	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM "+c.keyspace+".presence").PageSize(5000).Iter()
+	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM "+c.presence).PageSize(5000).Iter()
 	var p room.Period
 	var start, end time.Time
 	for it.Scan(&p.Visit, &p.Room, &p.Person, &start, &end) {
@@ -181,7 +189,7 @@ func (c *cassandraStore) ScanPresence(ctx context.Context, fn func(room.Period) 
 }
 
 func (c *cassandraStore) TimelineKeys(ctx context.Context) ([]state.Key, error) {
-	it := c.s.Statement(ctx, "SELECT room, hour FROM "+c.keyspace+"."+timelineMap).PageSize(5000).Iter()
+	it := c.s.Statement(ctx, "SELECT room, hour FROM "+c.keyspace+"."+cassandra.VersionedName(timelineMap, c.version)).PageSize(5000).Iter()
 	var keys []state.Key
 	var roomID string
 	var hour int64
@@ -193,4 +201,16 @@ func (c *cassandraStore) TimelineKeys(ctx context.Context) ([]state.Key, error) 
 
 func (c *cassandraStore) Close() error {
 	return errors.Join(c.coord.Close(), c.s.Close())
+}
+
+// Version is the version of the store's result tables.
+func (c *cassandraStore) Version() int { return c.version }
+
+// currentVersion is the version of the result tables readers use.
+func currentVersion(ctx context.Context, s *cassandra.Session) (int, error) {
+	v, err := cassandra.OpenVersions(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	return v.Current(ctx, topologyName)
 }

@@ -114,6 +114,9 @@ func (s *embeddedStore) Timelines() trident.BackingFactory {
 
 func (s *embeddedStore) Coordination() coordstore.Store { return s.coord }
 
+// Version is 1: the embedded store keeps one version of the results.
+func (s *embeddedStore) Version() int { return 1 }
+
 func (s *embeddedStore) ScanPresence(ctx context.Context, fn func(room.Period) error) error {
 	return s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(presenceBucket).ForEach(func(_, v []byte) error {

@@ -46,6 +46,9 @@ type pipeline struct {
 	faults    Injector     // nil: none
 	tasks     int          // parallelism of the presence and timeline steps
 	drpc      *drpc.Server // serves the DRPC function drpcTimeline; nil: none
+	// bug counts every ENTER twice in the timelines: a bug that corrupts
+	// results, for the rebuild command's demonstration and test.
+	bug bool
 }
 
 // build adds the pipeline to t, reading events:
@@ -63,7 +66,11 @@ func (p pipeline) build(t *trident.Topology, events *trident.Stream) *trident.St
 		func(context.Context, int, int) (*presenceState, error) { return &presenceState{p.presence}, nil },
 		trident.Fields{fieldEvent}, trident.StateUpdater[*presenceState](presenceUpdater{p.faults}), fieldPeriod).NewValuesStream()
 	visitPieces := periods.FlatMap(trident.FlatMapFunctionFunc(splitByHour), fieldRoom, fieldHour, fieldPiece)
-	entries := events.Filter(trident.FilterFunc(isEnter)).Map(trident.MapFunctionFunc(entryPiece), fieldRoom, fieldHour, fieldPiece)
+	pieceOf := entryPiece
+	if p.bug {
+		pieceOf = doubledEntryPiece
+	}
+	entries := events.Filter(trident.FilterFunc(isEnter)).Map(trident.MapFunctionFunc(pieceOf), fieldRoom, fieldHour, fieldPiece)
 	merged := t.Merge(visitPieces, entries)
 	if p.faults != nil {
 		merged = merged.Filter(trident.FilterFunc(func(ctx context.Context, _ trident.Tuple) (bool, error) {
@@ -128,6 +135,14 @@ func isEnter(_ context.Context, t trident.Tuple) (bool, error) {
 
 func entryPiece(_ context.Context, t trident.Tuple) ([]any, error) {
 	pc := room.EntryPiece(t.Get(fieldEvent).(room.Event))
+	return []any{pc.Room, pc.Hour.Unix(), pc.Timeline}, nil
+}
+
+// doubledEntryPiece is entryPiece with the injected bug: the ENTER counts
+// twice.
+func doubledEntryPiece(ctx context.Context, t trident.Tuple) ([]any, error) {
+	pc := room.EntryPiece(t.Get(fieldEvent).(room.Event))
+	pc.Timeline.Entries *= 2
 	return []any{pc.Room, pc.Hour.Unix(), pc.Timeline}, nil
 }
 
