@@ -19,7 +19,6 @@ import (
 
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
-	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/internal/proctest"
 	"github.com/squallstream/squall/internal/testenv"
 )
@@ -46,26 +45,14 @@ const clusterTTL = 3 * time.Second
 // retryable failures (replays). Once every event is committed, verify
 // must find 0 mismatches.
 func TestClusterThroughFaults(t *testing.T) {
-	brokers := testenv.KafkaBrokers(t)
-	hosts := testenv.CassandraHosts(t)
 	endpoints := testenv.EtcdEndpoints(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	mutant := os.Getenv(mutantVar) == "1"
 	bin := buildProgram(t, mutant)
-	name := strings.ReplaceAll(testenv.UniqueName(t, "rpc"), "-", "_")
-	t.Cleanup(func() { dropChaosData(t, brokers, hosts, name) })
-	o := options{kafka: strings.Join(brokers, ","), cassandra: strings.Join(hosts, ","), keyspace: name, replication: 1,
-		topic: name + "_events", dlq: name + "_dlq", partitions: 4}
-	kio, err := newKafkaIO(brokers, kafkaSec{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kio.Close()
-	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
-		t.Fatal(err)
-	}
+	o, kio := realServices(ctx, t, "rpc")
+	name := o.keyspace
 
 	c := newRPCluster(t, bin, endpoints, "/"+name,
 		kafkaVar+"="+o.kafka, cassandraVar+"="+o.cassandra,
@@ -86,15 +73,7 @@ func TestClusterThroughFaults(t *testing.T) {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
 
-	g := genFlags{events: 20_000, rooms: 12, visits: 10, day: "2026-01-05", seed: 7, malformed: 0.002, outOfOrder: 0.05}
-	cfg, err := g.config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen, err := room.NewGenerator(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gen := generator(t, genFlags{events: 20_000, rooms: 12, visits: 10, day: "2026-01-05", seed: 7, malformed: 0.002, outOfOrder: 0.05})
 	const parts = 5
 	chunk := gen.Estimate()/parts + 1
 	produced := 0

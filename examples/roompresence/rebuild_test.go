@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/squallstream/squall/examples/roompresence/room"
-	"github.com/squallstream/squall/internal/testenv"
 	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/state/cassandra"
 )
@@ -22,31 +20,11 @@ import (
 // which verify (reading through the pointer) finds none; rebuild
 // --drop-old then drops version 1's tables.
 func TestRebuildRepairsABug(t *testing.T) {
-	brokers := testenv.KafkaBrokers(t)
-	hosts := testenv.CassandraHosts(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	name := strings.ReplaceAll(testenv.UniqueName(t, "rb"), "-", "_")
-	t.Cleanup(func() { dropChaosData(t, brokers, hosts, name) })
-	o := options{kafka: strings.Join(brokers, ","), cassandra: strings.Join(hosts, ","), keyspace: name, replication: 1,
-		topic: name + "_events", dlq: name + "_dlq", partitions: 4}
-	kio, err := newKafkaIO(brokers, kafkaSec{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kio.Close()
-	if err := kio.ensureTopics(ctx, o.partitions, o.topic, o.dlq); err != nil {
-		t.Fatal(err)
-	}
-	g := genFlags{events: 4000, rooms: 6, visits: 6, day: "2026-01-05", seed: 11, malformed: 0.002, outOfOrder: 0.05}
-	cfg, err := g.config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen, err := room.NewGenerator(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, kio := realServices(ctx, t, "rb")
+	name := o.keyspace
+	gen := generator(t, genFlags{events: 4000, rooms: 6, visits: 6, day: "2026-01-05", seed: 11, malformed: 0.002, outOfOrder: 0.05})
 	half := gen.Estimate() / 2
 	if _, err := kio.produceN(ctx, o.topic, gen, half, func(int) {}); err != nil {
 		t.Fatal(err)
@@ -65,11 +43,11 @@ func TestRebuildRepairsABug(t *testing.T) {
 	liveCtx, stopLive := context.WithCancel(ctx)
 	liveDone := make(chan error, 1)
 	go func() {
-		_, err := runTopology(liveCtx, runConfig{brokers: brokers, store: live, topic: o.topic, dlq: o.dlq, tasks: 2, bug: true})
+		_, err := runTopology(liveCtx, runConfig{brokers: o.brokers(), store: live, topic: o.topic, dlq: o.dlq, tasks: 2, bug: true})
 		liveDone <- err
 	}()
 	defer func() { stopLive(); <-liveDone }()
-	kcfg := runConfig{brokers: brokers, store: live, topic: o.topic}.spoutConfig(nil)
+	kcfg := runConfig{brokers: o.brokers(), store: live, topic: o.topic}.spoutConfig(nil)
 	waitMirrored := func(what string, group string, cond func(map[int]int64) bool) {
 		t.Helper()
 		deadline := time.Now().Add(3 * time.Minute)

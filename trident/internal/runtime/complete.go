@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/topology"
@@ -68,11 +69,8 @@ func (b *stageBolt) success(txid txn.TxID) {
 	if b.completion != nil {
 		b.completion.Success(txid)
 		b.drain()
-	}
-	for t := range b.batches { // a source stage's batches that never committed
-		if t <= txid && b.completion == nil {
-			delete(b.batches, t)
-		}
+	} else {
+		maps.DeleteFunc(b.batches, func(t txn.TxID, _ *Batch) bool { return t <= txid }) // a source stage's, held for their commit
 	}
 	if b.executor != nil {
 		if err := b.executor.Success(b.ctx, txid); err != nil {
