@@ -226,6 +226,47 @@ func TestStopDrainsPendingTrees(t *testing.T) {
 	})
 }
 
+// TestStopWaitsForASpoutMidRound: Stop must not trust the pending count
+// while a spout is still inside NextTuple: the tuple it emits there is
+// pending too, and Stop returns only once it is acked.
+func TestStopWaitsForASpoutMidRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFeed()
+		gate := make(chan struct{})
+		b := NewBuilder()
+		b.Spout("feed", func() Spout { return &gatedSpout{feedSpout: feedSpout{f: f}, gate: gate} }).Output("v")
+		b.Bolt("sink", boltFunc(ackAll).newBolt).Input("feed", Shuffle())
+		r := submit(t, mustBuild(t, b), DefaultConfig())
+		f.add(1, "x")
+		synctest.Wait() // the spout waits at the gate, inside NextTuple
+		stopped := make(chan error, 1)
+		go func() { stopped <- r.Stop(context.Background()) }()
+		synctest.Wait() // Stop has deactivated the spout and waits
+		close(gate)
+		if err := <-stopped; err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		a, _ := f.counts()
+		if emitted := r.Stats().Components["feed"].Emitted; emitted != 1 || a != 1 {
+			t.Fatalf("stop returned with %d acked of %d emitted; want 1 of 1", a, emitted)
+		}
+	})
+}
+
+// gatedSpout is a feedSpout whose first NextTuple waits until gate closes.
+type gatedSpout struct {
+	feedSpout
+	gate chan struct{}
+}
+
+func (s *gatedSpout) NextTuple() {
+	if s.gate != nil {
+		<-s.gate
+		s.gate = nil
+	}
+	s.feedSpout.NextTuple()
+}
+
 func TestStopReportsUndrainedTrees(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFeed()

@@ -19,7 +19,7 @@ type Running struct {
 	plan    *plan
 	metrics *metrics
 	errors  errorLog
-	active  atomic.Bool
+	active  activation
 
 	net     *network               // cluster mode only (RunWorker)
 	current atomic.Pointer[worker] // the running worker, for deliveries from peers
@@ -51,7 +51,7 @@ func start(name string, t *Topology, cfg Config) *Running {
 func newRunning(name string, p *plan, cfg Config) *Running {
 	r := &Running{name: name, plan: p, metrics: newMetrics(p),
 		stop: make(chan struct{}), done: make(chan struct{})}
-	r.active.Store(!cfg.StartInactive)
+	r.active.on.Store(!cfg.StartInactive)
 	return r
 }
 
@@ -102,15 +102,15 @@ func (r *Running) supervise() {
 func (r *Running) Name() string { return r.name }
 
 // Activate lets spouts emit again after Deactivate.
-func (r *Running) Activate() { r.active.Store(true) }
+func (r *Running) Activate() { r.active.set(true) }
 
 // Deactivate stops calling NextTuple; acks and fails are still delivered.
-func (r *Running) Deactivate() { r.active.Store(false) }
+func (r *Running) Deactivate() { r.active.set(false) }
 
 // Active reports whether the spouts are asked to emit: false after
 // Deactivate (and Stop) or a submission with Config.StartInactive, until
 // Activate.
-func (r *Running) Active() bool { return r.active.Load() }
+func (r *Running) Active() bool { return r.active.on.Load() }
 
 // Config returns the configuration the topology runs with, its zero fields
 // replaced by their defaults.
@@ -140,6 +140,15 @@ func (r *Running) Pending() int64 {
 	return w.pendingTrees()
 }
 
+// quiet reports whether every spout executor of the running worker has
+// confirmed the off-th Deactivate (activation).
+func (r *Running) quiet(off uint64) bool {
+	r.mu.Lock()
+	w := r.worker
+	r.mu.Unlock()
+	return w == nil || w.quietSince(off)
+}
+
 // Stop deactivates the spouts, waits until no tree is pending or ctx is
 // done, then stops the worker and waits for every executor to return. Trees
 // still pending when it stops are never acked, so their sources replay them
@@ -155,12 +164,13 @@ func (r *Running) Stop(ctx context.Context) error {
 	return err
 }
 
-// drain waits until no tree is pending; it reports false if ctx ended the
-// wait first.
+// drain waits until every spout executor has seen the latest Deactivate and
+// no tree is pending; it reports false if ctx ended the wait first.
 func (r *Running) drain(ctx context.Context) bool {
+	off := r.active.offs.Load()
 	for {
 		changed := r.drained.Wait() // before the check, so no change is missed
-		if r.Pending() == 0 {
+		if r.quiet(off) && r.Pending() == 0 {
 			return true
 		}
 		select {

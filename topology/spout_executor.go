@@ -104,11 +104,17 @@ func (s *spoutExecutor) run() {
 		}
 		s.flush()
 		s.publishPending()
+		s.confirmQuiet()
+		turned := s.w.active.changed.Wait()
+		if s.w.active.on.Load() != s.active {
+			continue // turned since syncActivation
+		}
 		s.age = clockRounds
 		idle.Reset(s.w.cfg.SpoutIdleWait)
 		select {
 		case b := <-s.in:
 			s.handle(b)
+		case <-turned:
 		case <-idle.C():
 		case _, ok := <-s.wake:
 			if !ok {
@@ -248,7 +254,7 @@ func (s *spoutExecutor) expire() {
 // syncActivation calls Activate or Deactivate when the requested state
 // changed.
 func (s *spoutExecutor) syncActivation() {
-	want := s.w.active.Load()
+	want := s.w.active.on.Load()
 	if want == s.active {
 		return
 	}
@@ -272,6 +278,18 @@ func (s *spoutExecutor) publishPending() {
 		n += len(t.pending)
 	}
 	s.setPending(int64(n))
+}
+
+// confirmQuiet tells Running.Stop, once the executor is idle and inactive
+// with its pending count published, which Deactivate it has seen.
+func (s *spoutExecutor) confirmQuiet() {
+	if s.active {
+		return
+	}
+	off := s.w.active.offs.Load()
+	if s.w.quiet[s.idx].Swap(off) != off {
+		s.w.drained.Broadcast()
+	}
 }
 
 // setPending publishes the executor's pending count and wakes the waiters

@@ -39,7 +39,7 @@ type worker struct {
 	log     *slog.Logger
 	metrics *metrics
 	errors  *errorLog
-	active  *atomic.Bool
+	active  *activation
 
 	ctx      context.Context // cancelled when the worker stops
 	cancel   context.CancelFunc
@@ -53,7 +53,8 @@ type worker struct {
 	boltFree  []chan []Tuple
 	ackerFree []chan []ackerMsg
 	spoutFree []chan []spoutMsg
-	pending   []atomic.Int64 // per spout executor: trees pending
+	pending   []atomic.Int64  // per spout executor: trees pending
+	quiet     []atomic.Uint64 // per spout executor: the last Deactivate it confirmed (activation)
 
 	incarnation int            // 0 for the first worker of a topology, +1 per restart
 	drained     *notify.Signal // broadcast when a spout executor's pending count drops to 0
@@ -63,7 +64,7 @@ type worker struct {
 	wg      sync.WaitGroup
 }
 
-func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarnation int, drained *notify.Signal, net *network) *worker {
+func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnation int, drained *notify.Signal, net *network) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{plan: p, cfg: p.cfg, log: p.cfg.Logger, metrics: m, errors: errs, active: active,
 		ctx: ctx, cancel: cancel, stopping: ctx.Done(), incarnation: incarnation, drained: drained}
@@ -72,6 +73,7 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *atomic.Bool, incarna
 	w.ackerIn = make([]chan []ackerMsg, n)
 	w.spoutIn = make([]chan []spoutMsg, n)
 	w.pending = make([]atomic.Int64, n)
+	w.quiet = make([]atomic.Uint64, n)
 	for i, e := range p.execs {
 		if !p.local(i) {
 			// A remote executor's queues are its worker's peer's: the
@@ -183,6 +185,17 @@ func (w *worker) pendingTrees() int64 {
 		n += w.pending[i].Load()
 	}
 	return n
+}
+
+// quietSince reports whether every local spout executor has confirmed the
+// off-th Deactivate or a later one.
+func (w *worker) quietSince(off uint64) bool {
+	for i, e := range w.plan.execs {
+		if e.kind == spoutExec && w.plan.local(i) && w.quiet[i].Load() < off {
+			return false
+		}
+	}
+	return true
 }
 
 var errNilInstance = errors.New("the component's constructor returned nil")
