@@ -61,6 +61,7 @@ func (a *ackerExecutor) run() {
 }
 
 func (a *ackerExecutor) apply(batch []ackerMsg) {
+	defer giveBack(a.w.ackerFree[a.idx], batch)
 	for _, m := range batch {
 		var o acker.Outcome
 		switch m.kind {

@@ -19,6 +19,7 @@ type boltExecutor struct {
 	tasks    []*boltTask
 	in       chan []Tuple
 	prepared int
+	borrows  bool              // every task is a Borrower: received batches are recycled
 	clock    clock.Clock       // Config.Clock
 	stats    *componentMetrics // for the execute latency and busy time
 }
@@ -46,6 +47,12 @@ func (b *boltExecutor) run() {
 			return
 		}
 		b.prepared = i + 1
+	}
+	b.borrows = true
+	for _, t := range b.tasks {
+		if _, ok := t.bolt.(Borrower); !ok {
+			b.borrows = false
+		}
 	}
 	// The clock is read once per batch: a batch taken without waiting
 	// starts when the previous one ended.
@@ -82,6 +89,9 @@ func (b *boltExecutor) execute(batch []Tuple, start time.Time) time.Time {
 		b.current = task.id
 		task.cnt.executed++
 		task.bolt.Execute(t)
+	}
+	if b.borrows {
+		giveBack(b.w.boltFree[b.idx], batch)
 	}
 	end := b.clock.Now()
 	if n := len(batch); n > 0 {

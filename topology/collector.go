@@ -33,7 +33,7 @@ func (c *SpoutCollector) EmitDirect(task TaskID, stream string, msgID any, v Val
 }
 
 // Pending returns the number of this task's trees not yet acked or failed.
-func (c *SpoutCollector) Pending() int { return len(c.task.pending) }
+func (c *SpoutCollector) Pending() int { return c.task.pending.len() }
 
 // ReportError records err for operators (Running.Errors).
 func (c *SpoutCollector) ReportError(err error) { c.e.reportError(c.task.id, err) }
@@ -65,7 +65,7 @@ func (c *SpoutCollector) emit(stream string, direct TaskID, msgID any, v Values)
 		if now.IsZero() {
 			now = s.clock.Now()
 		}
-		t.pending[root] = pendingTree{msgID: msgID, emitted: now}
+		t.pending.add(pendingTree{root: root, msgID: msgID, emitted: int64(now.Sub(s.epoch))})
 		s.out.ack(s.w.plan.ackerFor(root), ackerMsg{kind: msgInit, task: t.id, root: root, val: xor})
 	case msgID != nil:
 		// Tracking is off: the message counts as processed once emitted.
@@ -87,7 +87,7 @@ func directTask(task TaskID) TaskID {
 func (s *spoutExecutor) newRoot(t *spoutTask) RootID {
 	for {
 		r := RootID(s.edgeID())
-		if _, taken := t.pending[r]; !taken {
+		if !t.pending.has(r) {
 			return r
 		}
 	}

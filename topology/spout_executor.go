@@ -15,7 +15,7 @@ type spoutTask struct {
 	index     int
 	spout     Spout
 	out       *SpoutCollector
-	pending   map[RootID]pendingTree
+	pending   pendingTable
 	activator Activator // nil if the spout does not implement it
 	waker     Waker     // nil if the spout does not implement it
 	cnt       *counts   // the task's unpublished counters
@@ -24,11 +24,6 @@ type spoutTask struct {
 // clockRounds is how many busy rounds may share one clock reading.
 const clockRounds = 8
 
-type pendingTree struct {
-	msgID   any
-	emitted time.Time
-}
-
 type spoutExecutor struct {
 	*executor
 	tasks  []*spoutTask
@@ -36,6 +31,7 @@ type spoutExecutor struct {
 	stash  [][]spoutMsg // outcomes received while blocked on a send
 	clock  clock.Clock  // Config.Clock
 	now    time.Time    // emit time of tracked tuples, refreshed every few rounds
+	epoch  time.Time    // when the executor started; pending trees' times count from it
 	age    int          // rounds since now was taken
 	active bool
 	max    int
@@ -58,6 +54,7 @@ type spoutExecutor struct {
 
 func newSpoutExecutor(e *executor) *spoutExecutor {
 	s := &spoutExecutor{executor: e, in: e.w.spoutIn[e.idx], clock: e.w.cfg.Clock, age: clockRounds}
+	s.epoch = s.clock.Now()
 	if e.acking {
 		s.max = e.w.cfg.MaxSpoutPending
 		if e.w.plan.cluster != nil && !e.w.cfg.DisableTimeouts {
@@ -78,7 +75,7 @@ func (s *spoutExecutor) run() {
 			s.w.fatal(c.id, id, errNilInstance)
 			return
 		}
-		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, pending: make(map[RootID]pendingTree), cnt: s.taskCounts(id)}
+		t := &spoutTask{id: id, index: int(id - c.taskIDs[0]), spout: sp, cnt: s.taskCounts(id)}
 		t.activator, _ = sp.(Activator)
 		t.waker, _ = sp.(Waker)
 		t.out = &SpoutCollector{e: s, task: t}
@@ -147,7 +144,7 @@ func (s *spoutExecutor) emitRound() bool {
 		// the round's overhead (draining acks, checking activation and
 		// stop) once per several tuples.
 		for range callsPerRound {
-			if s.max > 0 && len(t.pending) >= s.max {
+			if s.max > 0 && t.pending.len() >= s.max {
 				break
 			}
 			n := t.cnt.emitted
@@ -182,22 +179,22 @@ func (s *spoutExecutor) drainInput() {
 
 // handle delivers tree outcomes to the spout tasks that emitted them.
 func (s *spoutExecutor) handle(batch []spoutMsg) {
+	defer giveBack(s.w.spoutFree[s.idx], batch)
 	first := s.plan.tasks[0]
 	var now time.Time
 	for _, m := range batch {
 		t := s.tasks[m.task-first]
-		p, ok := t.pending[m.root]
 		if m.status == acker.Pending { // a reset, forwarded in cluster mode
-			if ok && s.resets != nil {
+			if s.resets != nil && t.pending.has(m.root) {
 				s.resets[m.root] = s.clock.Now()
 			}
 			continue
 		}
+		p, ok := t.pending.take(m.root)
 		if !ok {
 			t.cnt.orphans++
 			continue
 		}
-		delete(t.pending, m.root)
 		if s.resets != nil {
 			delete(s.resets, m.root)
 		}
@@ -207,7 +204,7 @@ func (s *spoutExecutor) handle(batch []spoutMsg) {
 			if now.IsZero() {
 				now = s.clock.Now()
 			}
-			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(p.emitted))
+			s.w.metrics.component(s.plan.comp.id).latency.Record(now.Sub(s.emittedAt(p)))
 			t.cnt.acked++
 			t.spout.Ack(p.msgID)
 		case acker.TimedOut:
@@ -233,21 +230,19 @@ func (s *spoutExecutor) expire() {
 	}
 	s.nextSweep = now.Add(s.sweep)
 	for _, t := range s.tasks {
-		for root, p := range t.pending {
-			last := p.emitted
-			if r, ok := s.resets[root]; ok && r.After(last) {
+		t.pending.removeIf(func(p *pendingTree) bool {
+			last := s.emittedAt(*p)
+			if r, ok := s.resets[p.root]; ok && r.After(last) {
 				last = r
 			}
-			if now.Sub(last) < 2*s.sweep {
-				continue
-			}
-			delete(t.pending, root)
-			delete(s.resets, root)
+			return now.Sub(last) >= 2*s.sweep
+		}, func(p pendingTree) {
+			delete(s.resets, p.root)
 			s.current = t.id
 			t.cnt.timedOut++
 			t.cnt.failed++
 			t.spout.Fail(p.msgID)
-		}
+		})
 	}
 }
 
@@ -272,10 +267,15 @@ func (s *spoutExecutor) syncActivation() {
 	}
 }
 
+// emittedAt returns the time p was emitted.
+func (s *spoutExecutor) emittedAt(p pendingTree) time.Time {
+	return s.epoch.Add(time.Duration(p.emitted))
+}
+
 func (s *spoutExecutor) publishPending() {
 	var n int
 	for _, t := range s.tasks {
-		n += len(t.pending)
+		n += t.pending.len()
 	}
 	s.setPending(int64(n))
 }

@@ -48,8 +48,9 @@ type worker struct {
 	boltIn  []chan []Tuple
 	ackerIn []chan []ackerMsg
 	spoutIn []chan []spoutMsg
-	// Per executor, for the remote ones only (nil otherwise): where
-	// their peer's sender gives emptied batches back (peer.freeTuples …).
+	// Per executor: where emptied batches come back to be filled again
+	// (recycle.go). For a remote executor, its peer's sender gives them
+	// back (peer.freeTuples …); a local one gives back what it received.
 	boltFree  []chan []Tuple
 	ackerFree []chan []ackerMsg
 	spoutFree []chan []spoutMsg
@@ -81,21 +82,21 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnat
 			// backpressure, and the peer's sender forwards them.
 			pe := net.peers[p.cluster.execPeer[i]]
 			w.boltIn[i], w.ackerIn[i], w.spoutIn[i] = pe.tuples, pe.acks, pe.outcomes
-			if w.boltFree == nil {
-				w.boltFree = make([]chan []Tuple, n)
-				w.ackerFree = make([]chan []ackerMsg, n)
-				w.spoutFree = make([]chan []spoutMsg, n)
-			}
+			w.makeFree()
 			w.boltFree[i], w.ackerFree[i], w.spoutFree[i] = pe.freeTuples, pe.freeAcks, pe.freeOutcomes
 			continue
 		}
+		w.makeFree()
 		switch e.kind {
 		case boltExec:
 			w.boltIn[i] = make(chan []Tuple, w.cfg.QueueCapacity)
+			w.boltFree[i] = make(chan []Tuple, freeBatches)
 		case ackerExec:
 			w.ackerIn[i] = make(chan []ackerMsg, w.cfg.QueueCapacity)
+			w.ackerFree[i] = make(chan []ackerMsg, freeBatches)
 		case spoutExec:
 			w.spoutIn[i] = make(chan []spoutMsg, w.cfg.QueueCapacity)
+			w.spoutFree[i] = make(chan []spoutMsg, freeBatches)
 		}
 	}
 	return w

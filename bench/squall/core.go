@@ -99,6 +99,9 @@ func (b *idBolt) Execute(t *topology.Tuple) {
 
 func (b *idBolt) Cleanup() error { return nil }
 
+// BorrowsTuples: idBolt keeps no tuple after Execute (topology.Borrower).
+func (b *idBolt) BorrowsTuples() {}
+
 // sinkBolt counts its input and acks it (storm-perf's DevNullBolt), or,
 // with ack false, drops it unacked so that its tree stays pending.
 type sinkBolt struct {
@@ -124,6 +127,10 @@ func (b *sinkBolt) Execute(t *topology.Tuple) {
 }
 
 func (b *sinkBolt) Cleanup() error { return nil }
+
+// BorrowsTuples: sinkBolt keeps no tuple after Execute, acked or not
+// (topology.Borrower).
+func (b *sinkBolt) BorrowsTuples() {}
 
 // submitCore builds constant spout -> id bolt -> sink (local-or-shuffle
 // groupings, parallelism 1) and submits it to a new local cluster.
