@@ -16,8 +16,11 @@ package topology
 //     and that pointer is into the batch.
 //
 // A batch is cleared when it is given back (giveBack, also used for the
-// batches a peer sent), so it keeps no old values reachable; a free channel
-// holds at most freeBatches of them.
+// batches a peer sent), so it keeps no old values reachable. A local
+// executor's free channel holds as many batches as its queue (its sender
+// fills the queue in a burst while the executor waits for a core, and needs
+// that many buffers again when the executor has drained it); the batches a
+// peer sent, at most freeBatches.
 
 // Borrower is implemented by a Bolt whose Execute never keeps the *Tuple it
 // is passed after it returns: it acks or fails the tuple before returning,

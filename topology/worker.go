@@ -90,13 +90,13 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnat
 		switch e.kind {
 		case boltExec:
 			w.boltIn[i] = make(chan []Tuple, w.cfg.QueueCapacity)
-			w.boltFree[i] = make(chan []Tuple, freeBatches)
+			w.boltFree[i] = make(chan []Tuple, w.cfg.QueueCapacity)
 		case ackerExec:
 			w.ackerIn[i] = make(chan []ackerMsg, w.cfg.QueueCapacity)
-			w.ackerFree[i] = make(chan []ackerMsg, freeBatches)
+			w.ackerFree[i] = make(chan []ackerMsg, w.cfg.QueueCapacity)
 		case spoutExec:
 			w.spoutIn[i] = make(chan []spoutMsg, w.cfg.QueueCapacity)
-			w.spoutFree[i] = make(chan []spoutMsg, freeBatches)
+			w.spoutFree[i] = make(chan []spoutMsg, w.cfg.QueueCapacity)
 		}
 	}
 	return w
