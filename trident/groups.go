@@ -10,13 +10,14 @@ import "github.com/squallstream/squall/state"
 // encoding, which is also where two scalar values of different types with
 // the same encoding (int 5 and int64 5) meet in one group.
 type groupIndex[G any] struct {
-	byValue map[any]*G
-	byKey   map[string]*G
-	order   []*G
+	byString map[string]*G // scalar strings, the commonest key, hashed as strings
+	byValue  map[any]*G    // other scalars
+	byKey    map[string]*G
+	order    []*G
 }
 
 func newGroupIndex[G any]() groupIndex[G] {
-	return groupIndex[G]{byValue: map[any]*G{}, byKey: map[string]*G{}}
+	return groupIndex[G]{byString: map[string]*G{}, byValue: map[any]*G{}, byKey: map[string]*G{}}
 }
 
 // find returns the group of values at idx. For a new group it calls
@@ -24,10 +25,17 @@ func newGroupIndex[G any]() groupIndex[G] {
 // it returns; created tells which happened.
 func (gi *groupIndex[G]) find(values []any, idx []int, create func(group []any, key state.Key) (*G, error)) (g *G, created bool, err error) {
 	var scalar any
-	if len(idx) == 1 && isScalar(values[idx[0]]) {
-		scalar = values[idx[0]]
-		if g := gi.byValue[scalar]; g != nil {
-			return g, false, nil
+	if len(idx) == 1 {
+		if str, ok := values[idx[0]].(string); ok {
+			if g := gi.byString[str]; g != nil {
+				return g, false, nil
+			}
+			scalar = str
+		} else if isScalar(values[idx[0]]) {
+			scalar = values[idx[0]]
+			if g := gi.byValue[scalar]; g != nil {
+				return g, false, nil
+			}
 		}
 	}
 	group, key, err := groupKey(values, idx)
@@ -43,8 +51,12 @@ func (gi *groupIndex[G]) find(values []any, idx []int, create func(group []any, 
 		gi.order = append(gi.order, g)
 		created = true
 	}
-	if scalar != nil {
-		gi.byValue[scalar] = g
+	switch v := scalar.(type) {
+	case nil:
+	case string:
+		gi.byString[v] = g
+	default:
+		gi.byValue[v] = g
 	}
 	return g, created, nil
 }

@@ -2,7 +2,6 @@ package trident
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
@@ -35,7 +34,7 @@ func (s *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
 func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 	switch op := n.op.(type) {
 	case *eachOp:
-		c := &eachCollector{s: s, n: n, bt: bt, base: values, width: len(n.sch.fields)}
+		c := s.eachCollector(n, bt, values)
 		if err := op.fn.Execute(s.ctx, project(values, op.inIdx, op.inSch), c); err != nil {
 			return err
 		}
@@ -56,7 +55,7 @@ func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 		}
 		return s.emitFrom(n, bt, out)
 	case *flatMapOp:
-		c := &eachCollector{s: s, n: n, bt: bt, width: len(n.sch.fields)}
+		c := s.eachCollector(n, bt, nil)
 		if err := op.fn.FlatMap(s.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
 			return err
 		}
@@ -110,15 +109,52 @@ func (c *eachCollector) Emit(values ...any) {
 	if c.err != nil {
 		return
 	}
-	out := append(slices.Clip(c.base), values...)
-	if len(out) != c.width {
-		c.err = fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):])
-	} else {
-		c.err = c.s.emitFrom(c.n, c.bt, out)
+	if len(c.base)+len(values) != c.width {
+		c.fail(fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):]))
+		return
 	}
-	if c.err != nil && c.errp != nil && *c.errp == nil {
-		*c.errp = c.err
+	out := c.s.arena.Values(c.width)
+	copy(out[copy(out, c.base):], values)
+	c.emit(out)
+}
+
+// EmitString emits one string value without boxing it in an allocation
+// of its own (see EmitString).
+func (c *eachCollector) EmitString(v string) {
+	if c.err != nil {
+		return
+	}
+	if len(c.base)+1 != c.width {
+		c.fail(fmt.Errorf("trident: emitted 1 value for fields %v", c.n.sch.fields[len(c.base):]))
+		return
+	}
+	out := c.s.arena.Values(c.width)
+	copy(out, c.base)
+	out[len(c.base)] = c.s.arena.String(v)
+	c.emit(out)
+}
+
+func (c *eachCollector) emit(out []any) {
+	if err := c.s.emitFrom(c.n, c.bt, out); err != nil {
+		c.fail(err)
+	}
+}
+
+func (c *eachCollector) fail(err error) {
+	c.err = err
+	if c.errp != nil && *c.errp == nil {
+		*c.errp = err
 	}
 }
 
 func (c *eachCollector) ReportError(err error) { c.s.task.ReportError(err) }
+
+// eachCollector returns node n's collector for one call of its function,
+// reset for the tuple values. One collector per node is reused: a node
+// never runs inside its own call (the nodes of a stage form a tree), and a
+// collector must not be used after the call it was passed to returns.
+func (s *stageTask) eachCollector(n *node, bt *runtime.Batch, values []any) *eachCollector {
+	c := &s.collectors[n.id]
+	*c = eachCollector{s: s, n: n, bt: bt, base: values, width: len(n.sch.fields)}
+	return c
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/arena"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
@@ -18,9 +19,13 @@ type stageTask struct {
 	stage   *plan.Stage
 	cfg     *Config
 	fanouts []fanout // by node id
-	entry   *node    // the node the stage starts at
-	task    *runtime.Task
-	ctx     context.Context
+	// collectors are the Each nodes' reused collectors (by node id) and
+	// arena holds the values of the tuples they emit.
+	collectors []eachCollector
+	arena      arena.Arena
+	entry      *node // the node the stage starts at
+	task       *runtime.Task
+	ctx        context.Context
 
 	persist    map[*node]persistTask
 	states     *stateMetrics // the counters of the persistent states
@@ -45,7 +50,7 @@ type batchData struct {
 }
 
 func newStageTask(p *plan.Plan, s *plan.Stage, nodes []*node, cfg *Config, states *stateMetrics) *stageTask {
-	st := &stageTask{stage: s, cfg: cfg, states: states, fanouts: make([]fanout, len(nodes)), entry: nodes[s.Entry.ID]}
+	st := &stageTask{stage: s, cfg: cfg, states: states, fanouts: make([]fanout, len(nodes)), collectors: make([]eachCollector, len(nodes)), entry: nodes[s.Entry.ID]}
 	for _, pn := range s.Nodes {
 		o := p.Fanout(pn)
 		f := fanout{stream: o.Stream}

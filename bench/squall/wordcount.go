@@ -27,7 +27,7 @@ var sentences = []string{
 // split emits each space-separated word of the sentence.
 func split(_ context.Context, t trident.Tuple, out trident.Collector) error {
 	for _, w := range strings.Split(t.String("sentence"), " ") {
-		out.Emit(w)
+		trident.EmitString(out, w)
 	}
 	return nil
 }
