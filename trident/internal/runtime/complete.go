@@ -53,15 +53,28 @@ func (b *stageBolt) data(t *topology.Tuple) {
 
 // report counts one upstream task's report for a batch.
 func (b *stageBolt) report(t *topology.Tuple) {
-	b.completion.Report(t.Value(0).(txn.Attempt), t.SourceComponent(), t.Value(1).(int), t)
+	b.completion.Report(t.Value(0).(txn.Attempt), t.SourceComponent(), t.Value(1).(int), held(t))
 	b.drain()
 }
 
 // commitBatch starts the commit of a processed batch.
 func (b *stageBolt) commitBatch(t *topology.Tuple) {
-	b.completion.Commit(t.Value(0).(txn.Attempt), t)
+	b.completion.Commit(t.Value(0).(txn.Attempt), held(t))
 	b.drain()
 }
+
+// held returns a copy of t for the completion machine to hold and ack
+// later. The stage bolt is a topology.Borrower: t points into a batch its
+// executor reuses once Execute returns. Only count reports and commits are
+// held (a few per batch); data tuples are acked at once.
+func held(t *topology.Tuple) *topology.Tuple {
+	h := *t
+	return &h
+}
+
+// BorrowsTuples marks the stage bolt as a topology.Borrower: it keeps no
+// *Tuple after Execute returns (held copies them).
+func (b *stageBolt) BorrowsTuples() {}
 
 // success forgets batches up to txid.
 func (b *stageBolt) success(txid txn.TxID) {
