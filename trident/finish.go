@@ -48,7 +48,7 @@ func (s *stageTask) Finish(bt *runtime.Batch) error {
 				return emitErr
 			}
 		case *persistOp:
-			acc := data.accs[n]
+			acc := data.accs[n.id]
 			if _, isWindow := op.p.(windowPersister); acc == nil && !isWindow {
 				continue // a window runs on empty batches too: time passes
 			}
@@ -84,11 +84,11 @@ func (a *aggregation) takeEmitErr() error {
 // aggregation returns node n's state for the batch.
 func (s *stageTask) aggregation(n *node, bt *runtime.Batch) *aggregation {
 	aggs := bt.Data.(*batchData).aggs
-	a := aggs[n]
+	a := aggs[n.id]
 	if a == nil {
 		a = &aggregation{}
 		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr))
-		aggs[n] = a
+		aggs[n.id] = a
 	}
 	return a
 }

@@ -82,10 +82,10 @@ func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 		return nil
 	case *persistOp:
 		accs := bt.Data.(*batchData).accs
-		acc := accs[n]
+		acc := accs[n.id]
 		if acc == nil {
 			acc = s.persist[n].newBatch()
-			accs[n] = acc
+			accs[n.id] = acc
 		}
 		return acc.add(values, op.inSch)
 	default:

@@ -43,8 +43,8 @@ type fanout struct {
 // batchData is a stage task's data for one attempt at a batch: the
 // operations' per-batch state.
 type batchData struct {
-	accs    map[*node]batchAcc
-	aggs    map[*node]*aggregation
+	accs    []batchAcc     // by node id; looked up per tuple
+	aggs    []*aggregation // by node id; looked up per tuple
 	queries map[*node]queryBatch
 	joins   map[*node]*joinBatch
 }
@@ -115,7 +115,8 @@ func (s *stageTask) Open(ctx context.Context, task *runtime.Task) error {
 
 // Begin returns fresh per-batch data.
 func (s *stageTask) Begin(Attempt) any {
-	return &batchData{accs: map[*node]batchAcc{}, aggs: map[*node]*aggregation{}, queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
+	n := len(s.fanouts)
+	return &batchData{accs: make([]batchAcc, n), aggs: make([]*aggregation, n), queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 }
 
 // Source runs a tuple the stage's source emitted.
