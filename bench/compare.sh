@@ -3,16 +3,21 @@
 #
 # Runs the five workloads of bench/storm (Java, Storm LocalCluster, and for
 # cluster-acked a distributed Storm: Nimbus, a Supervisor and two worker
-# JVMs) and bench/squall (Go) alternately, Storm then squall, for a number
-# of rounds, each run measuring over a fixed window after an in-process
-# warm-up, and prints a table of medians (min-max) and ratios. Its last
-# five lines are:
+# JVMs) and bench/squall (Go), with parallelism 1 for every component, and
+# three of them again with parallelism 2 (core-noack-p2, core-acked-p2,
+# trident-wordcount-p2: the base workload run with --parallelism 2 on both
+# sides, see bench/comparison-notes.md), alternately, Storm then squall, for
+# a number of rounds, each run measuring over a fixed window after an
+# in-process warm-up, and prints a table of medians (min-max) and ratios,
+# the -p2 rows after the others. Its last seven lines are:
 #
 #   core-noack squall/storm = X
 #   core-acked squall/storm = X
 #   trident-wordcount squall/storm = X
 #   acker-bytes storm/squall = X
 #   cluster-acked squall/storm = X
+#   core-noack-p2 squall/storm = X
+#   trident-wordcount-p2 squall/storm = X
 #
 # A full run writes the table, Storm's version, the JVM flags, the machine
 # and the notes of bench/comparison-notes.md into docs/PERFORMANCE.md,
@@ -23,8 +28,9 @@
 #                         [--no-doc | --doc]
 #
 #   --quick        5 s windows, 3 s warm-up, 1 round, 200,000 pending trees,
-#                  no warm-up pass and no docs update (a smoke test, < 5 min;
-#                  Storm's cluster takes about a minute to start)
+#                  no warm-up pass and no docs update (a smoke test, about
+#                  6 min with every workload; Storm's cluster takes about a
+#                  minute to start)
 #   --window D     measuring window of every run (Go duration syntax: 30s)
 #   --warmup D     in-process warm-up before the window
 #   --rounds N     Storm/squall pairs per workload (>= 1; 3 for a recorded run)
@@ -51,7 +57,7 @@ DOC=$ROOT/docs/PERFORMANCE.md
 NOTES=$ROOT/bench/comparison-notes.md
 
 window=30s warmup=10s rounds=3 trees=1000000 quick=0 doc=auto storm_batch=256
-workloads="core-noack,core-acked,trident-wordcount,acker-memory,cluster-acked"
+workloads="core-noack,core-acked,trident-wordcount,acker-memory,cluster-acked,core-noack-p2,core-acked-p2,trident-wordcount-p2"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; window=5s; warmup=3s; rounds=1; trees=200000 ;;
@@ -85,9 +91,18 @@ fi
 IFS=, read -r -a WL <<<"$workloads"
 for w in "${WL[@]}"; do
 	case $w in core-noack | core-acked | trident-wordcount | acker-memory | cluster-acked) ;;
+	core-noack-p2 | core-acked-p2 | trident-wordcount-p2) ;;
 	*) die "unknown workload $w" ;;
 	esac
 done
+# bench_workload W: the workload and flags both benches run for W: a -p2
+# workload is its base workload with --parallelism 2.
+bench_workload() {
+	case $1 in
+	*-p2) echo "${1%-p2} --parallelism 2" ;;
+	*) echo "$1" ;;
+	esac
+}
 
 # --- tools ------------------------------------------------------------------
 JAVA=${JAVA:-java}
@@ -139,8 +154,9 @@ elif unshare -rn sh -c 'ip link set lo up' >/dev/null 2>&1; then
 	storm_netns="a network namespace of its own with only loopback (unshare -rn)"
 fi
 storm_run() { # workload args...
-	local w=$1 rc=0
+	local w=$1 rc=0 bw
 	shift
+	read -r -a bw <<<"$(bench_workload "$w")"
 	rm -rf "$STORM_DIR/target/tmp"/*
 	if [ "$w" = cluster-acked ]; then
 		# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
@@ -155,7 +171,7 @@ storm_run() { # workload args...
 	# shellcheck disable=SC2086 # JVM_FLAGS is a list of flags
 	(cd "$STORM_DIR" && timeout -k 10 "$run_limit" "$JAVA" $JVM_FLAGS -Djava.io.tmpdir="$STORM_DIR/target/tmp" \
 		-Dlog4j2.configurationFile="$STORM_DIR/target/classes/log4j2.xml" \
-		-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "$w" "$@" --batch "$storm_batch")
+		-cp "$STORM_DIR/target/classes:$STORM_DIR/target/lib/*" bench.storm.StormBench "${bw[@]}" "$@" --batch "$storm_batch")
 }
 # storm_cluster_cleanup: the driver kills Storm's daemons and workers when
 # it ends, even on SIGTERM; after a SIGKILL (timeout -k) they would be left,
@@ -178,7 +194,10 @@ squall_run() { # workload args...
 		timeout -k 10 "$run_limit" "${netns_prefix[@]}" "$OUT/squall-bench" "$@"
 		return
 	fi
-	timeout -k 10 "$run_limit" "$OUT/squall-bench" "$@"
+	local bw
+	read -r -a bw <<<"$(bench_workload "$1")"
+	shift
+	timeout -k 10 "$run_limit" "$OUT/squall-bench" "${bw[@]}" "$@"
 }
 
 # run IMPL WORKLOAD ROUND: one measured run, its RESULT line appended to $RES.
@@ -200,6 +219,11 @@ run() {
 	fi
 	line=$(grep '^RESULT ' <<<"$out" | tail -n1) || true
 	[ -n "$line" ] || die "$impl $w printed no RESULT line in round $round (log: $LOG)"
+	if [ "${w%-p2}" != "$w" ]; then # recorded under compare.sh's name
+		[[ " $line " == *" workload=${w%-p2} "*" parallelism=2 "* ]] ||
+			die "$impl $w: expected workload=${w%-p2} and parallelism=2 in: $line"
+		line=${line/" workload=${w%-p2} "/" workload=$w "}
+	fi
 	echo "$line" >>"$LOG"
 	echo "round=$round $line" >>"$RES"
 	echo "  round $round $(printf '%-6s' "$impl") ${line#RESULT }" >&2
@@ -294,6 +318,19 @@ trap 'rm -f "$table"' EXIT
 			;;
 		esac
 	done
+	# The parallelism 2 rows come after the others, whatever the order of
+	# --workloads.
+	for w in "${WL[@]}"; do
+		case $w in
+		core-noack-p2) row core-noack-p2 tuples_per_s "tuples/s, 2 executors per component" sq/st ;;
+		core-acked-p2)
+			row core-acked-p2 tuples_per_s "acked trees/s, 2 executors per component" sq/st
+			row core-acked-p2 p50_us "complete latency p50 (µs)" st/sq
+			row core-acked-p2 p99_us "complete latency p99 (µs)" st/sq
+			;;
+		trident-wordcount-p2) row trident-wordcount-p2 words_per_s "words/s, 2 spout and 2 aggregation tasks" sq/st ;;
+		esac
+	done
 } >"$table"
 
 storm_version=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^version=/) { sub(/^version=/, "", $i); print $i; exit } }' "$RES")
@@ -329,6 +366,9 @@ if [ "$doc" = yes ]; then
 		if [[ ,$workloads, == *,cluster-acked,* ]]; then
 			echo "- cluster-acked: a distributed Storm from the same jars, on this machine: ZooKeeper in the driver JVM, Nimbus and a Supervisor with two slots as JVMs of their own, \`topology.workers\` = 2, each worker JVM started by the Supervisor through a LogWriter JVM with the flags below; Storm's side ran in $storm_netns. squall: two processes, \`topology.RunWorker\` over loopback TCP, the same placement of components."
 		fi
+		if [[ ,$workloads, == *-p2,* ]]; then
+			echo "- \`-p2\` rows: the workload of the same name without \`-p2\`, with 2 executors (one task each) for every component but the acker (one, as above) and Trident's coordinators, on both sides; each of the Trident spout's 2 tasks emits a whole batch of sentences per txid, so a txid holds twice the words of the parallelism 1 run. What each side runs: *Parallelism 2* below."
+		fi
 		echo "- JVM: $java_version; flags \`$JVM_FLAGS\`; Storm \`topology.producer.batch.size\` = $storm_batch."
 		echo "- Go: $go_version; \`GOGC\` unset (100)."
 		echo "- Machine: ${cpu:-unknown}, $(nproc) CPUs, $mem RAM, shared with other work (load average $load when the run ended)."
@@ -359,3 +399,5 @@ echo "core-acked squall/storm = $(ratio "${MED[core-acked.tuples_per_s.squall]:-
 echo "trident-wordcount squall/storm = $(ratio "${MED[trident-wordcount.words_per_s.squall]:-}" "${MED[trident-wordcount.words_per_s.storm]:-}")"
 echo "acker-bytes storm/squall = $(ratio "${MED[acker-memory.bytes_per_tree.storm]:-}" "${MED[acker-memory.bytes_per_tree.squall]:-}")"
 echo "cluster-acked squall/storm = $(ratio "${MED[cluster-acked.tuples_per_s.squall]:-}" "${MED[cluster-acked.tuples_per_s.storm]:-}")"
+echo "core-noack-p2 squall/storm = $(ratio "${MED[core-noack-p2.tuples_per_s.squall]:-}" "${MED[core-noack-p2.tuples_per_s.storm]:-}")"
+echo "trident-wordcount-p2 squall/storm = $(ratio "${MED[trident-wordcount-p2.words_per_s.squall]:-}" "${MED[trident-wordcount-p2.words_per_s.storm]:-}")"

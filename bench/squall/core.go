@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,13 +14,14 @@ import (
 )
 
 // publishEvery is how many events a component counts before it publishes
-// its count; the Storm side does the same.
+// them, by adding publishEvery to the shared counter (so the counters sum
+// over the tasks of a component); the Storm side does the same.
 const publishEvery = 256
 
 // probe holds what the components publish and the driver reads.
 type probe struct {
-	sunk      atomic.Int64 // tuples reached the sink
-	acked     atomic.Int64 // trees acked at the spout
+	sunk      atomic.Int64 // tuples reached the sink, all tasks
+	acked     atomic.Int64 // trees acked at the spout, all tasks
 	failed    atomic.Int64 // trees failed (must stay 0)
 	opened    atomic.Bool  // the spout has been opened
 	start     atomic.Bool  // acker-memory: the spout may emit
@@ -76,7 +80,7 @@ func (s *constSpout) Ack(id any) {
 	}
 	s.acked++
 	if s.acked%publishEvery == 0 {
-		s.p.acked.Store(s.acked)
+		s.p.acked.Add(publishEvery)
 	}
 }
 
@@ -122,7 +126,7 @@ func (b *sinkBolt) Execute(t *topology.Tuple) {
 	}
 	b.n++
 	if b.n%publishEvery == 0 {
-		b.p.sunk.Store(b.n)
+		b.p.sunk.Add(publishEvery)
 	}
 }
 
@@ -133,21 +137,40 @@ func (b *sinkBolt) Cleanup() error { return nil }
 func (b *sinkBolt) BorrowsTuples() {}
 
 // submitCore builds constant spout -> id bolt -> sink (local-or-shuffle
-// groupings, parallelism 1) and submits it to a new local cluster.
-func submitCore(p *probe, mode spoutMode, limit int64, ack bool, cfg topology.Config) (*topology.LocalCluster, error) {
+// groupings, parallelism executors of one task each per component) and
+// submits it to a new local cluster.
+func submitCore(p *probe, mode spoutMode, limit int64, ack bool, parallelism int, cfg topology.Config) (*topology.LocalCluster, error) {
 	b := topology.NewBuilder()
-	b.Spout("spout", func() topology.Spout { return &constSpout{p: p, mode: mode, limit: limit} }).Output("value")
-	b.Bolt("id", func() topology.Bolt { return &idBolt{} }).Output("value").Input("spout", topology.LocalOrShuffle())
-	b.Bolt("null", func() topology.Bolt { return &sinkBolt{p: p, ack: ack} }).Input("id", topology.LocalOrShuffle())
+	b.Spout("spout", func() topology.Spout { return &constSpout{p: p, mode: mode, limit: limit} }).Output("value").
+		Parallelism(parallelism)
+	b.Bolt("id", func() topology.Bolt { return &idBolt{} }).Output("value").Input("spout", topology.LocalOrShuffle()).
+		Parallelism(parallelism)
+	b.Bolt("null", func() topology.Bolt { return &sinkBolt{p: p, ack: ack} }).Input("id", topology.LocalOrShuffle()).
+		Parallelism(parallelism)
 	topo, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
+	logComponents(topo.Graph(), cfg.Ackers)
 	c := topology.NewLocalCluster()
 	if _, err := c.Submit("bench", topo, cfg); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// diag receives what a run logs besides its RESULT line.
+var diag io.Writer = os.Stderr
+
+// logComponents logs the executors and tasks of g's components and the
+// ackers, for checking a run's parallelism against the Storm side's log.
+func logComponents(g topology.Graph, ackers int) {
+	parts := make([]string, 0, len(g.Components)+1)
+	for _, c := range g.Components {
+		parts = append(parts, fmt.Sprintf("%s=%d/%d", c.ID, c.Parallelism, c.Tasks))
+	}
+	parts = append(parts, fmt.Sprintf("ackers=%d", ackers))
+	fmt.Fprintln(diag, "components (executors/tasks):", strings.Join(parts, " "))
 }
 
 func shutdown(c *topology.LocalCluster, err error) error {
@@ -161,7 +184,7 @@ func runCoreNoAck(ctx context.Context, o options) (string, error) {
 	cfg := topology.DefaultConfig()
 	cfg.Ackers = 0
 	cfg.BatchSize = o.batch
-	c, err := submitCore(p, untracked, 0, true, cfg)
+	c, err := submitCore(p, untracked, 0, true, o.parallelism, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -177,7 +200,7 @@ func runCoreAcked(ctx context.Context, o options) (string, error) {
 	cfg := topology.DefaultConfig() // one acker, 30 s message timeout
 	cfg.MaxSpoutPending = o.pending
 	cfg.BatchSize = o.batch
-	c, err := submitCore(p, timed, 0, true, cfg)
+	c, err := submitCore(p, timed, 0, true, o.parallelism, cfg)
 	if err != nil {
 		return "", err
 	}

@@ -8,7 +8,7 @@
 //
 //	go run ./bench/squall WORKLOAD [--window 30s] [--warmup 10s] [--batch 256]
 //	                               [--pending 1024] [--trees 1000000] [--sentences 10000]
-//	                               [--cpuprofile FILE] [--memprofile FILE]
+//	                               [--parallelism 1] [--cpuprofile FILE] [--memprofile FILE]
 //
 // Workloads:
 //
@@ -32,8 +32,13 @@
 //     binary (argument cluster-worker), the placement Storm's scheduler
 //     picks for the same topology with two workers.
 //
-// Parallelism is 1 for every component and everything but cluster-acked
-// runs in one worker.
+// Parallelism is 1 for every component unless --parallelism sets it (only
+// for core-noack, core-acked and the word counts): then the spout and both
+// bolts of the core workloads, and the Trident source (with the split and
+// the partial counts that run in its tasks) and the grouped aggregation,
+// have that many executors, one task each; the acker stays one.
+// Everything but cluster-acked runs in one worker. Every RESULT line
+// carries parallelism=N.
 // The program uses only squall's public API.
 package main
 
@@ -52,15 +57,16 @@ import (
 
 // options are the command-line options; the defaults match bench/storm's.
 type options struct {
-	workload   string
-	window     time.Duration
-	warmup     time.Duration
-	batch      int // tuples an executor buffers per send (topology.Config.BatchSize)
-	pending    int // max spout pending for core-acked
-	trees      int // pending trees for acker-memory
-	sentences  int // sentences per Trident batch
-	cpuprofile string
-	memprofile string
+	workload    string
+	window      time.Duration
+	warmup      time.Duration
+	batch       int // tuples an executor buffers per send (topology.Config.BatchSize)
+	pending     int // max spout pending for core-acked
+	trees       int // pending trees for acker-memory
+	sentences   int // sentences per Trident batch and source task
+	parallelism int // executors per component, the acker and Trident's coordinator excepted
+	cpuprofile  string
+	memprofile  string
 }
 
 var workloads = map[string]func(context.Context, options) (string, error){
@@ -80,7 +86,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.batch, "batch", 256, "tuples an executor buffers per send")
 	fs.IntVar(&o.pending, "pending", 1024, "max spout pending (core-acked)")
 	fs.IntVar(&o.trees, "trees", 1_000_000, "pending trees (acker-memory)")
-	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch (trident-wordcount)")
+	fs.IntVar(&o.sentences, "sentences", 10_000, "sentences per batch and source task (trident-wordcount)")
+	fs.IntVar(&o.parallelism, "parallelism", 1, "executors per component, acker excepted (core-noack, core-acked, trident-wordcount)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile at the end of the run to this file")
 	return fs
@@ -113,6 +120,12 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.window <= 0 || o.warmup < 0 || o.batch < 1 || o.pending < 1 || o.trees < 1 || o.sentences < 1 {
 		return o, errors.New("--window, --batch, --pending, --trees and --sentences must be positive, --warmup not negative")
 	}
+	if o.parallelism < 1 {
+		return o, errors.New("--parallelism must be positive")
+	}
+	if o.parallelism != 1 && (o.workload == "acker-memory" || o.workload == "cluster-acked") {
+		return o, fmt.Errorf("%s runs with parallelism 1 only", o.workload)
+	}
 	return o, nil
 }
 
@@ -122,7 +135,7 @@ func run(ctx context.Context, o options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", o.workload, err)
 	}
-	return fmt.Sprintf("RESULT impl=squall workload=%s %s batch=%d", o.workload, figures, o.batch), nil
+	return fmt.Sprintf("RESULT impl=squall workload=%s %s batch=%d parallelism=%d", o.workload, figures, o.batch, o.parallelism), nil
 }
 
 func main() {

@@ -15,7 +15,7 @@ func runAckerMemory(ctx context.Context, o options) (string, error) {
 	cfg := topology.DefaultConfig() // one acker
 	cfg.DisableTimeouts = true
 	cfg.BatchSize = o.batch
-	c, err := submitCore(p, limited, int64(o.trees), false, cfg)
+	c, err := submitCore(p, limited, int64(o.trees), false, 1, cfg)
 	if err != nil {
 		return "", err
 	}

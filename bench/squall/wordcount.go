@@ -66,23 +66,33 @@ func (partialCounts) Complete(acc map[string]int64, out trident.Collector) error
 	return nil
 }
 
+// wordCount runs the word count with o.parallelism source tasks (each
+// emitting o.sentences sentences per txid from a spout of its own, like
+// each task of Storm's FixedBatchSpout; the split and the partial counts
+// run in those tasks) and o.parallelism tasks for the grouped aggregation.
+// A batch (one txid) holds the sentences of all source tasks.
 func wordCount(ctx context.Context, o options, preAggregate bool) (string, error) {
 	values := make([]any, o.sentences)
-	wordsPerBatch := 0
+	wordsPerTask := 0
 	for i := range values {
 		s := sentences[i%len(sentences)]
 		values[i] = s
-		wordsPerBatch += len(strings.Split(s, " "))
+		wordsPerTask += len(strings.Split(s, " "))
 	}
-	src := spouttest.NewFixed(o.sentences, true, values...)
+	wordsPerBatch := wordsPerTask * o.parallelism
 	tt := trident.NewTopology("bench")
-	s := tt.NewStream("sentences", trident.BatchSource(trident.Fields{"sentence"}, func() spout.Batcher { return src }))
+	src := trident.BatchSource(trident.Fields{"sentence"}, func() spout.Batcher {
+		return spouttest.NewFixed(o.sentences, true, values...) // called once per source task
+	}).Parallelism(o.parallelism)
+	s := tt.NewStream("sentences", src)
 	words := s.Each(trident.Fields{"sentence"}, trident.FunctionFunc(split), "word")
 	if preAggregate {
 		partial := trident.PartitionAggregate(words, trident.Fields{"word"}, trident.Aggregator[map[string]int64](partialCounts{}), "word", "n")
-		trident.PersistentAggregate(partial.GroupBy("word"), trident.OpaqueMemory[int64]("counts"), trident.Fields{"n"}, ops.Sum[int64]("n"), "count")
+		grouped := partial.GroupBy("word").Parallelism(o.parallelism)
+		trident.PersistentAggregate(grouped, trident.OpaqueMemory[int64]("counts"), trident.Fields{"n"}, ops.Sum[int64]("n"), "count")
 	} else {
-		trident.PersistentAggregate(words.GroupBy("word"), trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
+		grouped := words.GroupBy("word").Parallelism(o.parallelism)
+		trident.PersistentAggregate(grouped, trident.OpaqueMemory[int64]("counts"), trident.Fields{"word"}, ops.Count{}, "count")
 	}
 	cfg := trident.Config{} // one acker
 	cfg.Topology.BatchSize = o.batch
@@ -94,6 +104,7 @@ func wordCount(ctx context.Context, o options, preAggregate bool) (string, error
 	if err != nil {
 		return "", err
 	}
+	logComponents(r.Graph(), r.Config().Topology.Ackers)
 	figures, err := measureBatches(ctx, o, r, wordsPerBatch)
 	if err = shutdown(c, err); err != nil {
 		return "", err

@@ -33,7 +33,7 @@ public class SinkBolt extends BaseRichBolt {
         }
         n++;
         if (n % Probe.PUBLISH_EVERY == 0) {
-            Probe.sunk.setRelease(n);
+            Probe.sunk.getAndAdd(Probe.PUBLISH_EVERY);
         }
     }
 

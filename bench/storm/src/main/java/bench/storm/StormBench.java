@@ -6,12 +6,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 import org.apache.storm.Config;
 import org.apache.storm.LocalCluster;
+import org.apache.storm.generated.ExecutorSummary;
 import org.apache.storm.generated.StormTopology;
+import org.apache.storm.generated.TopologyInfo;
 import org.apache.storm.topology.TopologyBuilder;
 import org.apache.storm.trident.TridentTopology;
 import org.apache.storm.trident.operation.builtin.Count;
@@ -22,17 +25,22 @@ import org.apache.storm.utils.VersionInfo;
 
 /**
  * The Apache Storm side of squall's side-by-side benchmark. It runs one
- * workload on a LocalCluster (one worker, parallelism 1 per component, a
- * ZooKeeper bound to loopback), measures it over a fixed window after a
- * warm-up, and prints one line:
+ * workload on a LocalCluster (one worker, parallelism 1 per component unless
+ * --parallelism says otherwise, a ZooKeeper bound to loopback), measures it
+ * over a fixed window after a warm-up, and prints one line:
  *
  * <pre>RESULT impl=storm workload=NAME key=value ...</pre>
  *
  * <p>Usage: {@code StormBench WORKLOAD [--window S] [--warmup S] [--batch N]
- * [--pending N] [--trees N] [--sentences N]}: --batch is the tuples an executor
- * buffers per send (topology.producer.batch.size), --sentences the sentences
- * per Trident batch; workloads: core-noack, core-acked,
- * trident-wordcount, acker-memory, and cluster-acked (core-acked on a real
+ * [--pending N] [--trees N] [--sentences N] [--parallelism N]}: --batch is the
+ * tuples an executor buffers per send (topology.producer.batch.size),
+ * --sentences the sentences per Trident batch and spout task, --parallelism
+ * the executors (one task each) of every component but the acker and
+ * Trident's coordinators (core-noack, core-acked and trident-wordcount:
+ * the core's spout and bolts; Trident's spout executor, the bolt that
+ * splits and pre-aggregates, and the grouped aggregation); workloads:
+ * core-noack, core-acked, trident-wordcount, acker-memory, and
+ * cluster-acked (core-acked on a real
  * distributed Storm with two worker JVMs, see {@link ClusterBench}; its
  * --cluster-dir is where the generated installation goes, --lib the jars
  * Maven resolved). bench/squall takes the same workloads and options and
@@ -94,8 +102,9 @@ public final class StormBench {
         switch (o.workload) {
             case "core-noack": {
                 conf.setNumAckers(0);
-                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.UNTRACKED, 0, true));
+                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.UNTRACKED, 0, true, o.parallelism));
                 Rate r = measureRate(o, Probe.sunk::get);
+                logExecutors(cluster);
                 return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f window_s=%s", r.perSecond, trim(o.window)));
             }
             case "core-acked": {
@@ -103,8 +112,9 @@ public final class StormBench {
                 conf.setMaxSpoutPending(o.pending);
                 conf.put(Config.TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS, true);
                 conf.setMessageTimeoutSecs(30);
-                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.TIMED, 0, true));
+                cluster.submitTopology("bench", conf, core(ConstSpout.Mode.TIMED, 0, true, o.parallelism));
                 Rate r = measureRate(o, Probe.acked::get);
+                logExecutors(cluster);
                 return result(o, String.format(Locale.ROOT, "tuples_per_s=%.0f p50_us=%d p99_us=%d failed=%d window_s=%s",
                     r.perSecond, Probe.latency.quantile(0.50), Probe.latency.quantile(0.99), Probe.failed.get(),
                     trim(o.window)));
@@ -118,13 +128,38 @@ public final class StormBench {
         }
     }
 
-    /** Constant spout -> id bolt -> sink, local-or-shuffle groupings. */
-    private static StormTopology core(ConstSpout.Mode mode, long limit, boolean ack) {
+    /**
+     * Constant spout -> id bolt -> sink, local-or-shuffle groupings, p
+     * executors (one task each) per component.
+     */
+    private static StormTopology core(ConstSpout.Mode mode, long limit, boolean ack, int p) {
         TopologyBuilder b = new TopologyBuilder();
-        b.setSpout("spout", new ConstSpout(mode, limit), 1);
-        b.setBolt("id", new IdBolt(), 1).localOrShuffleGrouping("spout");
-        b.setBolt("null", new SinkBolt(ack), 1).localOrShuffleGrouping("id");
+        b.setSpout("spout", new ConstSpout(mode, limit), p);
+        b.setBolt("id", new IdBolt(), p).localOrShuffleGrouping("spout");
+        b.setBolt("null", new SinkBolt(ack), p).localOrShuffleGrouping("id");
         return b.createTopology();
+    }
+
+    /**
+     * Logs each component's executors and tasks as Nimbus assigned them
+     * (ackers and Storm's system components included) to stderr, for
+     * checking a run's parallelism.
+     */
+    private static void logExecutors(LocalCluster cluster) {
+        try {
+            TopologyInfo info = cluster.getTopologyInfoByName("bench");
+            Map<String, int[]> byComponent = new TreeMap<>();
+            for (ExecutorSummary e : info.get_executors()) {
+                int[] n = byComponent.computeIfAbsent(e.get_component_id(), k -> new int[2]);
+                n[0]++;
+                n[1] += e.get_executor_info().get_task_end() - e.get_executor_info().get_task_start() + 1;
+            }
+            StringBuilder sb = new StringBuilder("components (executors/tasks):");
+            byComponent.forEach((id, n) -> sb.append(' ').append(id).append('=').append(n[0]).append('/').append(n[1]));
+            System.err.println(sb);
+        } catch (Exception e) {
+            System.err.println("storm-bench: reading the topology's executors: " + e);
+        }
     }
 
     private static String wordCount(LocalCluster cluster, Config conf, Options o) throws Exception {
@@ -132,39 +167,48 @@ public final class StormBench {
         conf.setMaxSpoutPending(2);
         conf.put(Config.TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS, 1);
         List<Object>[] outputs = sentences(o.sentences);
-        int wordsPerBatch = 0;
+        int wordsPerTask = 0;
         for (List<Object> v : outputs) {
-            wordsPerBatch += ((String) v.get(0)).split(" ").length;
+            wordsPerTask += ((String) v.get(0)).split(" ").length;
         }
+        // Every task of the spout emits o.sentences sentences per txid.
+        int wordsPerBatch = wordsPerTask * o.parallelism;
         TridentTopology t = new TridentTopology();
-        t.newStream("sentences", new CountingBatchSpout(new Fields("sentence"), o.sentences, outputs))
+        // The hint on the spout's stream sets the spout executor's
+        // parallelism and, through the identity partitioning between them,
+        // that of the bolt that splits and pre-aggregates; the hint on the
+        // state sets the grouped aggregation's.
+        t.newStream("sentences", new CountingBatchSpout(new Fields("sentence"), o.sentences, o.parallelism, outputs))
+            .parallelismHint(o.parallelism)
             .each(new Fields("sentence"), new Split(), new Fields("word"))
             .groupBy(new Fields("word"))
-            .persistentAggregate(new MemoryMapState.Factory(), new Count(), new Fields("count"));
+            .persistentAggregate(new MemoryMapState.Factory(), new Count(), new Fields("count"))
+            .parallelismHint(o.parallelism);
         cluster.submitTopology("bench", conf, t.build());
 
-        waitFor(() -> Probe.batches.get() > 0, 120, "the first committed batch");
+        waitFor(() -> Probe.committedTxid.get() > 0, 120, "the first committed batch");
         sleepSeconds(o.warmup);
         long[] start = nextBatch();
         sleepSeconds(o.window);
         long[] end = nextBatch();
+        logExecutors(cluster);
         double seconds = (end[1] - start[1]) / 1e9;
         long batches = end[0] - start[0];
         return result(o, String.format(Locale.ROOT, "words_per_s=%.0f batches=%d words_per_batch=%d window_s=%s",
             batches * (double) wordsPerBatch / seconds, batches, wordsPerBatch, trim(o.window)));
     }
 
-    /** Waits for the next committed batch; returns {batches committed, time}. */
+    /** Waits for the next committed batch; returns {highest committed txid, time}. */
     private static long[] nextBatch() throws InterruptedException {
-        long b = Probe.batches.get();
+        long b = Probe.committedTxid.get();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (Probe.batches.get() == b) {
+        while (Probe.committedTxid.get() == b) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no batch committed for 120 s");
             }
             Thread.sleep(0, 200_000);
         }
-        return new long[] {Probe.batches.get(), System.nanoTime()};
+        return new long[] {Probe.committedTxid.get(), System.nanoTime()};
     }
 
     @SuppressWarnings("unchecked")
@@ -179,7 +223,7 @@ public final class StormBench {
     private static String ackerMemory(LocalCluster cluster, Config conf, Options o) throws Exception {
         conf.setNumAckers(1);
         conf.put(Config.TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS, false);
-        cluster.submitTopology("bench", conf, core(ConstSpout.Mode.LIMITED, o.trees, false));
+        cluster.submitTopology("bench", conf, core(ConstSpout.Mode.LIMITED, o.trees, false, 1));
         waitFor(Probe.opened::get, 120, "the spout to open");
         sleepSeconds(2);
         long before = liveHeap();
@@ -225,8 +269,8 @@ public final class StormBench {
     }
 
     private static String result(Options o, String figures) {
-        return String.format(Locale.ROOT, "RESULT impl=storm workload=%s %s batch=%d version=%s",
-            o.workload, figures, o.batch, VersionInfo.getVersion());
+        return String.format(Locale.ROOT, "RESULT impl=storm workload=%s %s batch=%d parallelism=%d version=%s",
+            o.workload, figures, o.batch, o.parallelism, VersionInfo.getVersion());
     }
 
     static String trim(double d) {
@@ -282,6 +326,8 @@ public final class StormBench {
         int sentences = 10_000;
         int pending = 1024;
         long trees = 1_000_000;
+        /** Executors per component, the acker and Trident's coordinators excepted. */
+        int parallelism = 1;
         /** cluster-acked: where the Storm installation, its logs and local state go. */
         String clusterDir = "../out/storm-cluster";
         /** cluster-acked: the jars Maven resolved (copy-dependencies). */
@@ -307,6 +353,7 @@ public final class StormBench {
                     case "--sentences": o.sentences = Integer.parseInt(v); break;
                     case "--pending": o.pending = Integer.parseInt(v); break;
                     case "--trees": o.trees = Long.parseLong(v); break;
+                    case "--parallelism": o.parallelism = Integer.parseInt(v); break;
                     case "--cluster-dir": o.clusterDir = v; break;
                     case "--lib": o.lib = v; break;
                     default: throw new IllegalArgumentException("unknown option " + a);
@@ -316,9 +363,15 @@ public final class StormBench {
                 throw new IllegalArgumentException(
                     "usage: StormBench core-noack|core-acked|trident-wordcount|acker-memory|cluster-acked "
                         + "[--window S] [--warmup S] [--batch N] [--pending N] [--trees N] [--sentences N] "
-                        + "[--cluster-dir D] [--lib D]");
+                        + "[--parallelism N] [--cluster-dir D] [--lib D]");
             }
             o.workload = rest.get(0);
+            if (o.parallelism < 1) {
+                throw new IllegalArgumentException("--parallelism must be positive");
+            }
+            if (o.parallelism != 1 && (o.workload.equals("acker-memory") || o.workload.equals("cluster-acked"))) {
+                throw new IllegalArgumentException(o.workload + " runs with parallelism 1 only");
+            }
             return o;
         }
 
