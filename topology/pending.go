@@ -16,9 +16,9 @@ type pendingTree struct {
 // open-addressing index of 4-byte entry numbers: about 42 bytes per tree.
 //
 // Root ids are random (executor.edgeID), so the index needs no stronger
-// hash than a multiplication. The table shrinks when it empties or falls
-// below a quarter of its size, so a burst of pending trees does not keep
-// its memory.
+// hash than a multiplication. A table above keptIndex shrinks when it is
+// less than an eighth full, so a burst of pending trees does not keep its
+// memory.
 type pendingTable struct {
 	trees []pendingTree // entries; a free one has root 0
 	free  []uint32      // numbers of the free entries
@@ -28,8 +28,12 @@ type pendingTable struct {
 }
 
 const (
-	minIndex  = 16   // the smallest index the table allocates
-	keptIndex = 1024 // the largest index an empty table keeps
+	minIndex = 16 // the smallest index the table allocates
+	// keptIndex is the largest index the table keeps however few trees
+	// it holds (about 2.3 MiB of index and entries at its fullest): below
+	// it, shrinking and growing again as the pending count swings with
+	// max spout pending would cost more than it saves.
+	keptIndex = 1 << 16
 )
 
 func (p *pendingTable) len() int { return p.n }
@@ -114,12 +118,11 @@ func (p *pendingTable) remove(i int, e uint32) {
 		}
 	}
 	p.index[i] = 0
-	if p.n == 0 && len(p.index) <= keptIndex {
+	switch {
+	case len(p.index) > keptIndex && p.n*8 < len(p.index):
+		p.rehash(max(keptIndex, 1<<bits.Len(uint(p.n*2))))
+	case p.n == 0:
 		p.trees, p.free = p.trees[:0], p.free[:0] // the index is all empty
-	} else if p.n == 0 {
-		*p = pendingTable{}
-	} else if len(p.index) > minIndex && p.n*4 < len(p.trees) {
-		p.rehash(max(minIndex, 1<<bits.Len(uint(p.n*2))))
 	}
 }
 

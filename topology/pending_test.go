@@ -78,27 +78,32 @@ func TestPendingTableMatchesAMap(t *testing.T) {
 }
 
 // TestPendingTableShrinks: the table gives its memory back as trees
-// complete.
+// complete, in any order, and finds every tree through the shrinking.
 func TestPendingTableShrinks(t *testing.T) {
 	var p pendingTable
-	for r := range RootID(100_000) {
-		p.add(pendingTree{root: r + 1})
+	const n = 200_000
+	for r := range RootID(n) {
+		p.add(pendingTree{root: r + 1, msgID: r + 1})
 	}
-	big := len(p.index)
-	for r := range RootID(99_000) {
-		if _, ok := p.take(r + 1); !ok {
-			t.Fatalf("tree %d lost", r+1)
+	order := rand.New(rand.NewPCG(3, 4)).Perm(n)
+	for k, i := range order {
+		r := RootID(i + 1)
+		got, ok := p.take(r)
+		if !ok || got.root != r || got.msgID != r {
+			t.Fatalf("take %d (after %d): %+v, %v", r, k, got, ok)
+		}
+		if left := n - k - 1; left == 1000 {
+			if len(p.index) > keptIndex || cap(p.trees) > keptIndex {
+				t.Fatalf("1,000 trees left use an index of %d and %d entries", len(p.index), cap(p.trees))
+			}
+			for _, j := range order[k+1:] {
+				if !p.has(RootID(j + 1)) {
+					t.Fatalf("tree %d lost while shrinking", j+1)
+				}
+			}
 		}
 	}
-	if len(p.index) > big/16 || cap(p.trees) > 8_000 {
-		t.Fatalf("1,000 trees left use an index of %d (was %d) and %d entries", len(p.index), big, cap(p.trees))
-	}
-	for r := range RootID(1000) {
-		if _, ok := p.take(r + 99_001); !ok {
-			t.Fatalf("tree %d lost", r+99_001)
-		}
-	}
-	if len(p.index) > keptIndex || len(p.trees) != 0 || len(p.free) != 0 {
+	if len(p.index) > keptIndex || len(p.trees) != 0 || len(p.free) != 0 || p.len() != 0 {
 		t.Fatalf("an empty table keeps %d index slots and %d entries (%d free)", len(p.index), len(p.trees), len(p.free))
 	}
 }
