@@ -147,5 +147,8 @@ func cmdRun(ctx context.Context, args []string) error {
 		drpc: queries, bug: bug})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
+	if c, ok := st.(statementSource); ok {
+		fmt.Fprintf(os.Stderr, "run: Cassandra %s\n", c.Statements().describe(stats.emitted))
+	}
 	return err
 }

@@ -26,8 +26,15 @@ type cassandraStore struct {
 	presence  string // the presence table: keyspace.presence[_vN]
 	timelines *cassandra.Table
 	coord     *cassandrastore.Store
-	reads     int // presence reads in flight per upsert
+	reads     int // presence statements in flight per upsert
+	halves    *writtenHalves
+	counter   *statementCounter // of the statements the session sends
 }
+
+// presenceCacheSize bounds the open visits whose written half the store
+// remembers (writtenHalves): more than the visits open at once in the
+// generated data (at most one per person).
+const presenceCacheSize = 200_000
 
 const presenceTable = `CREATE TABLE IF NOT EXISTS %s (
 	visit text PRIMARY KEY, room text, person text, start_at timestamp, end_at timestamp)`
@@ -47,10 +54,12 @@ const openRetryFor = 2 * time.Minute
 // outages for up to openRetryFor: a process started while Cassandra
 // restarts waits for it instead of exiting.
 func openCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
+	counter := newStatementCounter()
+	cfg.QueryObserver, cfg.BatchObserver = counter, counter
 	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(200*time.Millisecond), int64(5*time.Second))}
 	giveUp := time.Now().Add(openRetryFor)
 	for {
-		st, err := tryOpenCassandra(ctx, cfg, replication, version)
+		st, err := tryOpenCassandra(ctx, cfg, replication, version, counter)
 		if err == nil || !failure.IsUnavailable(err) || time.Now().After(giveUp) {
 			return st, err
 		}
@@ -62,13 +71,14 @@ func openCassandra(ctx context.Context, cfg cassandra.Config, replication, versi
 	}
 }
 
-func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
+func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, version int, counter *statementCounter) (*cassandraStore, error) {
 	keyspace := cfg.Keyspace
 	s, err := cassandra.Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64, version: version}
+	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64, version: version,
+		halves: newWrittenHalves(presenceCacheSize), counter: counter}
 	err = s.EnsureKeyspace(ctx, cassandra.SimpleReplication(replication))
 	if err == nil && st.version == 0 {
 		st.version, err = currentVersion(ctx, s)
@@ -92,10 +102,11 @@ func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, ve
 	return st, nil
 }
 
-// Upsert writes each visit's half (or both halves) of its row: an UPDATE
-// sets only the columns it names, so the halves meet whatever their
-// order. It then reads back the rows of the visits that got only one half
-// here; a visit with both halves in events is complete as written.
+// Upsert writes each visit's half (or both halves) of its row, one UPDATE
+// per visit: an UPDATE sets only the columns it names, so the halves meet
+// whatever their order. A visit is complete as written when both halves
+// are in events, or when this process wrote the other half before (see
+// writtenHalves); only the other visits' rows are read back.
 func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]room.Period, error) {
 	var visits []string
 	halves := map[string]room.Period{}
@@ -106,6 +117,8 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		}
 		halves[e.Visit] = p.With(e)
 	}
+	rows := make([]room.Period, len(visits))
+	complete := make([]bool, len(visits))
 	err := c.each(ctx, len(visits), func(ctx context.Context, i int) error {
 		p := halves[visits[i]]
 		set, args := "room = ?, person = ?", []any{p.Room, p.Person}
@@ -115,16 +128,17 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		if !p.End.IsZero() {
 			set, args = set+", end_at = ?", append(args, p.End)
 		}
-		return c.s.Query(ctx, "UPDATE "+c.presence+" SET "+set+" WHERE visit = ?", append(args, p.Visit)...)
+		if err := c.s.Query(ctx, "UPDATE "+c.presence+" SET "+set+" WHERE visit = ?", append(args, p.Visit)...); err != nil {
+			return err
+		}
+		rows[i], complete[i] = c.halves.written(p)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]room.Period, len(visits))
 	err = c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		p := halves[visits[i]]
-		if p.Complete() {
-			rows[i] = p
+		if complete[i] {
 			return nil
 		}
 		var err error
@@ -202,6 +216,9 @@ func (c *cassandraStore) TimelineKeys(ctx context.Context) ([]state.Key, error) 
 func (c *cassandraStore) Close() error {
 	return errors.Join(c.coord.Close(), c.s.Close())
 }
+
+// Statements returns the counts of the statements sent so far.
+func (c *cassandraStore) Statements() statementCounts { return c.counter.Counts() }
 
 // Version is the version of the store's result tables.
 func (c *cassandraStore) Version() int { return c.version }
