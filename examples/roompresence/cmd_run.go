@@ -69,7 +69,7 @@ func (f *logFlags) open() (*logfile.Writer, error) {
 func cmdRun(ctx context.Context, args []string) error {
 	var o options
 	var ff faultFlags
-	var tasks int
+	var tasks, presenceBatch int
 	var until, verbose, bug bool
 	var httpAddr, drpcAddr string
 	var lf logFlags
@@ -78,6 +78,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	o.register(fs)
 	ff.register(fs)
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
+	fs.IntVar(&presenceBatch, "presence-batch", defaultPresenceBatch, "presence rows per Cassandra request: UPDATEs per unlogged batch and visits per SELECT ... IN (1: one statement each)")
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
 	fs.BoolVar(&bug, "inject-bug", false, "count every ENTER twice: a bug that corrupts the results, which rebuild repairs")
@@ -91,6 +92,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if cs, ok := st.(*cassandraStore); ok {
+		cs.batch = presenceBatch
+	}
 	kio, err := newKafkaIO(o.brokers(), o.sec.kafka())
 	if err != nil {
 		return err

@@ -142,3 +142,61 @@ func TestStatementCountsDescribe(t *testing.T) {
 		t.Errorf("describe without events:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestCassandraPresenceGrouped: with presence-batch 4, the UPDATEs go in
+// unlogged batches of up to 4 and the read-backs in SELECT ... IN of up to
+// 4 visits, and the rows come back as stored: a visit an earlier process
+// opened is found complete, the open ones are not.
+func TestCassandraPresenceGrouped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o, _ := realServices(ctx, t, "rpgroup")
+	open := func() *cassandraStore {
+		st, err := o.openStore(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st.(*cassandraStore)
+	}
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	ev := func(visit string, kind room.Kind, minutes int) room.Event {
+		return room.Event{ID: visit + string(kind), Visit: visit, Person: "p-" + visit, Room: "room-02", Kind: kind,
+			Time: at.Add(time.Duration(minutes) * time.Minute)}
+	}
+	earlier := open()
+	if _, err := earlier.Upsert(ctx, []room.Event{ev("w", room.Enter, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	st := open()
+	st.batch = 4
+	events := []room.Event{ev("w", room.Leave, 30)}
+	for _, v := range []string{"v1", "v2", "v3", "v4", "v5"} {
+		events = append(events, ev(v, room.Enter, 5))
+	}
+	before := st.Statements()
+	rows, err := st.Upsert(ctx, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := st.Statements()
+	ups := after.ByKind[stmtPresenceUpsert] - before.ByKind[stmtPresenceUpsert]
+	reads := after.ByKind[stmtPresenceRead] - before.ByKind[stmtPresenceRead]
+	batches, requests := after.Batches-before.Batches, after.Requests-before.Requests
+	if ups != 6 || batches != 2 || reads != 2 || requests != 4 {
+		t.Fatalf("6 visits in batches of 4: %d upserts in %d batches, %d reads, %d requests; want 6 in 2, 2 reads (IN), 4 requests",
+			ups, batches, reads, requests)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	want := room.Period{Visit: "w", Room: "room-02", Person: "p-w", Start: at, End: at.Add(30 * time.Minute)}
+	if !rows[0].Equal(want) {
+		t.Fatalf("w: %+v, want %+v", rows[0], want)
+	}
+	for _, r := range rows[1:] {
+		if r.Complete() || !r.Start.Equal(at.Add(5*time.Minute)) || r.Room != "room-02" {
+			t.Fatalf("open visit read back as %+v", r)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gocql/gocql"
+
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/backoff"
@@ -28,8 +30,17 @@ type cassandraStore struct {
 	coord     *cassandrastore.Store
 	reads     int // presence statements in flight per upsert
 	halves    *writtenHalves
+	batch     int               // presence UPDATEs per unlogged batch; 0 or 1: none
 	counter   *statementCounter // of the statements the session sends
 }
+
+// defaultPresenceBatch is run's --presence-batch: the presence rows
+// written in one unlogged batch and read in one SELECT ... IN. On the
+// one-node Cassandra of docs/PERFORMANCE.md it cuts the requests per
+// event about threefold; on a cluster of several nodes the coordinator
+// forwards each row to its replicas, and 1 (one routed statement per
+// row) may be better.
+const defaultPresenceBatch = 16
 
 // presenceCacheSize bounds the open visits whose written half the store
 // remembers (writtenHalves): more than the visits open at once in the
@@ -103,10 +114,12 @@ func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, ve
 }
 
 // Upsert writes each visit's half (or both halves) of its row, one UPDATE
-// per visit: an UPDATE sets only the columns it names, so the halves meet
-// whatever their order. A visit is complete as written when both halves
-// are in events, or when this process wrote the other half before (see
-// writtenHalves); only the other visits' rows are read back.
+// per visit (grouped c.batch to an unlogged batch): an UPDATE sets only
+// the columns it names, so the halves meet whatever their order, and
+// writing a batch again writes the same rows. A visit is complete as
+// written when both halves are in events, or when this process wrote the
+// other half before (see writtenHalves); only the other visits' rows are
+// read back (c.batch to a SELECT ... IN), after every write succeeded.
 func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]room.Period, error) {
 	var visits []string
 	halves := map[string]room.Period{}
@@ -119,8 +132,47 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 	}
 	rows := make([]room.Period, len(visits))
 	complete := make([]bool, len(visits))
-	err := c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		p := halves[visits[i]]
+	per := max(c.batch, 1)
+	err := c.each(ctx, (len(visits)+per-1)/per, func(ctx context.Context, b int) error {
+		from, to := b*per, min((b+1)*per, len(visits))
+		if err := c.writeHalves(ctx, halves, visits[from:to]); err != nil {
+			return err
+		}
+		for i := from; i < to; i++ {
+			rows[i], complete[i] = c.halves.written(halves[visits[i]])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var open []int // indexes of the visits to read back
+	for i, done := range complete {
+		if !done {
+			open = append(open, i)
+		}
+	}
+	err = c.each(ctx, (len(open)+per-1)/per, func(ctx context.Context, b int) error {
+		chunk := open[b*per : min((b+1)*per, len(open))]
+		names := make([]string, len(chunk))
+		for j, i := range chunk {
+			names[j] = visits[i]
+		}
+		got, err := c.read(ctx, names)
+		for j, i := range chunk {
+			rows[i] = got[j]
+		}
+		return err
+	})
+	return rows, err
+}
+
+// writeHalves writes the halves of visits: one UPDATE, or an unlogged
+// batch of them when there are several.
+func (c *cassandraStore) writeHalves(ctx context.Context, halves map[string]room.Period, visits []string) error {
+	entries := make([]gocql.BatchEntry, len(visits))
+	for i, v := range visits {
+		p := halves[v]
 		set, args := "room = ?, person = ?", []any{p.Room, p.Person}
 		if !p.Start.IsZero() {
 			set, args = set+", start_at = ?", append(args, p.Start)
@@ -128,24 +180,40 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		if !p.End.IsZero() {
 			set, args = set+", end_at = ?", append(args, p.End)
 		}
-		if err := c.s.Query(ctx, "UPDATE "+c.presence+" SET "+set+" WHERE visit = ?", append(args, p.Visit)...); err != nil {
-			return err
-		}
-		rows[i], complete[i] = c.halves.written(p)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		entries[i] = gocql.BatchEntry{Stmt: "UPDATE " + c.presence + " SET " + set + " WHERE visit = ?", Args: append(args, p.Visit)}
 	}
-	err = c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		if complete[i] {
-			return nil
+	if len(entries) == 1 {
+		return c.s.Query(ctx, entries[0].Stmt, entries[0].Args...)
+	}
+	return c.s.UnloggedBatch(ctx, entries)
+}
+
+// read returns the stored rows of visits, in order: one SELECT for one
+// visit, a SELECT ... IN for several.
+func (c *cassandraStore) read(ctx context.Context, visits []string) ([]room.Period, error) {
+	if len(visits) == 1 {
+		p, err := c.get(ctx, visits[0])
+		return []room.Period{p}, err
+	}
+	out := make([]room.Period, len(visits))
+	at := make(map[string]int, len(visits))
+	for i, v := range visits {
+		out[i] = room.Period{Visit: v}
+		at[v] = i
+	}
+	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM "+c.presence+" WHERE visit IN ?", visits).Iter()
+	var p room.Period
+	var start, end time.Time
+	for it.Scan(&p.Visit, &p.Room, &p.Person, &start, &end) {
+		p.Start, p.End = utcOrZero(start), utcOrZero(end)
+		if i, ok := at[p.Visit]; ok {
+			out[i] = p
 		}
-		var err error
-		rows[i], err = c.get(ctx, visits[i])
-		return err
-	})
-	return rows, err
+	}
+	if err := it.Close(); err != nil {
+		return out, cassandra.Classify(fmt.Errorf("reading %d presence rows: %w", len(visits), err))
+	}
+	return out, nil
 }
 
 func (c *cassandraStore) get(ctx context.Context, visit string) (room.Period, error) {
