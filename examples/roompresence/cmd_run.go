@@ -87,6 +87,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
+	if presenceBatch < 1 || presenceBatch > maxPresenceBatch {
+		// Larger unlogged batches pass Cassandra's batch size warning
+		// (5 KiB by default) and, far beyond, its failure threshold.
+		return fmt.Errorf("--presence-batch %d: want 1 to %d", presenceBatch, maxPresenceBatch)
+	}
 	st, err := o.openStore(ctx)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,6 +198,17 @@ func TestCassandraPresenceGrouped(t *testing.T) {
 	for _, r := range rows[1:] {
 		if r.Complete() || !r.Start.Equal(at.Add(5*time.Minute)) || r.Room != "room-02" {
 			t.Fatalf("open visit read back as %+v", r)
+		}
+	}
+}
+
+// TestPresenceBatchFlag: run refuses a --presence-batch outside 1 to
+// maxPresenceBatch before it connects to anything.
+func TestPresenceBatchFlag(t *testing.T) {
+	for _, n := range []string{"0", "-1", "65"} {
+		err := cmdRun(context.Background(), []string{"--kafka", "127.0.0.1:1", "--cassandra", "", "--data", t.TempDir(), "--http", "", "--drpc", "", "--presence-batch", n})
+		if err == nil || !strings.Contains(err.Error(), "--presence-batch "+n) {
+			t.Errorf("--presence-batch %s: %v", n, err)
 		}
 	}
 }

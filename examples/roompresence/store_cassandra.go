@@ -42,6 +42,9 @@ type cassandraStore struct {
 // row) may be better.
 const defaultPresenceBatch = 16
 
+// maxPresenceBatch bounds --presence-batch.
+const maxPresenceBatch = 64
+
 // presenceCacheSize bounds the open visits whose written half the store
 // remembers (writtenHalves): more than the visits open at once in the
 // generated data (at most one per person).
