@@ -28,16 +28,16 @@ type cassandraStore struct {
 	presence  string // the presence table: keyspace.presence[_vN]
 	timelines *cassandra.Table
 	coord     *cassandrastore.Store
-	reads     int // presence statements in flight per upsert
+	reads     int // presence requests in flight per upsert
 	halves    *writtenHalves
-	batch     int               // presence UPDATEs per unlogged batch; 0 or 1: none
+	batch     int               // presence rows per request (unlogged batch, SELECT ... IN); 0 or 1: one statement each
 	counter   *statementCounter // of the statements the session sends
 }
 
 // defaultPresenceBatch is run's --presence-batch: the presence rows
 // written in one unlogged batch and read in one SELECT ... IN. On the
 // one-node Cassandra of docs/PERFORMANCE.md it cuts the requests per
-// event about threefold; on a cluster of several nodes the coordinator
+// event fifteenfold; on a cluster of several nodes the coordinator
 // forwards each row to its replicas, and 1 (one routed statement per
 // row) may be better.
 const defaultPresenceBatch = 16
