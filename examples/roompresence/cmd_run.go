@@ -69,7 +69,7 @@ func (f *logFlags) open() (*logfile.Writer, error) {
 func cmdRun(ctx context.Context, args []string) error {
 	var o options
 	var ff faultFlags
-	var tasks int
+	var tasks, presenceBatch int
 	var until, verbose, bug bool
 	var httpAddr, drpcAddr string
 	var lf logFlags
@@ -78,6 +78,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	o.register(fs)
 	ff.register(fs)
 	fs.IntVar(&tasks, "tasks", 2, "parallelism of the spout, presence and timeline steps")
+	fs.IntVar(&presenceBatch, "presence-batch", defaultPresenceBatch, "presence rows per Cassandra request: UPDATEs per unlogged batch and visits per SELECT ... IN (1: one statement each)")
 	fs.BoolVar(&until, "until-caught-up", false, "stop once every record in the topic is committed")
 	fs.BoolVar(&verbose, "v", false, "log the runtime's warnings")
 	fs.BoolVar(&bug, "inject-bug", false, "count every ENTER twice: a bug that corrupts the results, which rebuild repairs")
@@ -86,11 +87,19 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := o.parse(fs, args, true); err != nil {
 		return err
 	}
+	if presenceBatch < 1 || presenceBatch > maxPresenceBatch {
+		// Larger unlogged batches pass Cassandra's batch size warning
+		// (5 KiB by default) and, far beyond, its failure threshold.
+		return fmt.Errorf("--presence-batch %d: want 1 to %d", presenceBatch, maxPresenceBatch)
+	}
 	st, err := o.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if cs, ok := st.(*cassandraStore); ok {
+		cs.batch = presenceBatch
+	}
 	kio, err := newKafkaIO(o.brokers(), o.sec.kafka())
 	if err != nil {
 		return err
@@ -147,5 +156,8 @@ func cmdRun(ctx context.Context, args []string) error {
 		drpc: queries, bug: bug})
 	fmt.Fprintf(os.Stderr, "run: committed txid %d; %d records read (replays included), %d dead letters, in %v\n",
 		stats.committed, stats.emitted, stats.deadLettered, stats.took.Round(time.Millisecond))
+	if c, ok := st.(statementSource); ok {
+		fmt.Fprintf(os.Stderr, "run: Cassandra %s\n", c.Statements().describe(stats.emitted))
+	}
 	return err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gocql/gocql"
+
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/backoff"
@@ -26,8 +28,27 @@ type cassandraStore struct {
 	presence  string // the presence table: keyspace.presence[_vN]
 	timelines *cassandra.Table
 	coord     *cassandrastore.Store
-	reads     int // presence reads in flight per upsert
+	reads     int // presence requests in flight per upsert
+	halves    *writtenHalves
+	batch     int               // presence rows per request (unlogged batch, SELECT ... IN); 0 or 1: one statement each
+	counter   *statementCounter // of the statements the session sends
 }
+
+// defaultPresenceBatch is run's --presence-batch: the presence rows
+// written in one unlogged batch and read in one SELECT ... IN. On the
+// one-node Cassandra of docs/PERFORMANCE.md it cuts the requests per
+// event fifteenfold; on a cluster of several nodes the coordinator
+// forwards each row to its replicas, and 1 (one routed statement per
+// row) may be better.
+const defaultPresenceBatch = 16
+
+// maxPresenceBatch bounds --presence-batch.
+const maxPresenceBatch = 64
+
+// presenceCacheSize bounds the open visits whose written half the store
+// remembers (writtenHalves): more than the visits open at once in the
+// generated data (at most one per person).
+const presenceCacheSize = 200_000
 
 const presenceTable = `CREATE TABLE IF NOT EXISTS %s (
 	visit text PRIMARY KEY, room text, person text, start_at timestamp, end_at timestamp)`
@@ -47,10 +68,12 @@ const openRetryFor = 2 * time.Minute
 // outages for up to openRetryFor: a process started while Cassandra
 // restarts waits for it instead of exiting.
 func openCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
+	counter := newStatementCounter()
+	cfg.QueryObserver, cfg.BatchObserver = counter, counter
 	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(200*time.Millisecond), int64(5*time.Second))}
 	giveUp := time.Now().Add(openRetryFor)
 	for {
-		st, err := tryOpenCassandra(ctx, cfg, replication, version)
+		st, err := tryOpenCassandra(ctx, cfg, replication, version, counter)
 		if err == nil || !failure.IsUnavailable(err) || time.Now().After(giveUp) {
 			return st, err
 		}
@@ -62,13 +85,14 @@ func openCassandra(ctx context.Context, cfg cassandra.Config, replication, versi
 	}
 }
 
-func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, version int) (*cassandraStore, error) {
+func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, version int, counter *statementCounter) (*cassandraStore, error) {
 	keyspace := cfg.Keyspace
 	s, err := cassandra.Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64, version: version}
+	st := &cassandraStore{s: s, keyspace: keyspace, reads: 64, version: version,
+		halves: newWrittenHalves(presenceCacheSize), counter: counter}
 	err = s.EnsureKeyspace(ctx, cassandra.SimpleReplication(replication))
 	if err == nil && st.version == 0 {
 		st.version, err = currentVersion(ctx, s)
@@ -92,10 +116,13 @@ func tryOpenCassandra(ctx context.Context, cfg cassandra.Config, replication, ve
 	return st, nil
 }
 
-// Upsert writes each visit's half (or both halves) of its row: an UPDATE
-// sets only the columns it names, so the halves meet whatever their
-// order. It then reads back the rows of the visits that got only one half
-// here; a visit with both halves in events is complete as written.
+// Upsert writes each visit's half (or both halves) of its row, one UPDATE
+// per visit (grouped c.batch to an unlogged batch): an UPDATE sets only
+// the columns it names, so the halves meet whatever their order, and
+// writing a batch again writes the same rows. A visit is complete as
+// written when both halves are in events, or when this process wrote the
+// other half before (see writtenHalves); only the other visits' rows are
+// read back (c.batch to a SELECT ... IN), after every write succeeded.
 func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]room.Period, error) {
 	var visits []string
 	halves := map[string]room.Period{}
@@ -106,8 +133,49 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		}
 		halves[e.Visit] = p.With(e)
 	}
-	err := c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		p := halves[visits[i]]
+	rows := make([]room.Period, len(visits))
+	complete := make([]bool, len(visits))
+	per := max(c.batch, 1)
+	err := c.each(ctx, (len(visits)+per-1)/per, func(ctx context.Context, b int) error {
+		from, to := b*per, min((b+1)*per, len(visits))
+		if err := c.writeHalves(ctx, halves, visits[from:to]); err != nil {
+			return err
+		}
+		for i := from; i < to; i++ {
+			rows[i], complete[i] = c.halves.written(halves[visits[i]])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var open []int // indexes of the visits to read back
+	for i, done := range complete {
+		if !done {
+			open = append(open, i)
+		}
+	}
+	err = c.each(ctx, (len(open)+per-1)/per, func(ctx context.Context, b int) error {
+		chunk := open[b*per : min((b+1)*per, len(open))]
+		names := make([]string, len(chunk))
+		for j, i := range chunk {
+			names[j] = visits[i]
+		}
+		got, err := c.read(ctx, names)
+		for j, i := range chunk {
+			rows[i] = got[j]
+		}
+		return err
+	})
+	return rows, err
+}
+
+// writeHalves writes the halves of visits: one UPDATE, or an unlogged
+// batch of them when there are several.
+func (c *cassandraStore) writeHalves(ctx context.Context, halves map[string]room.Period, visits []string) error {
+	entries := make([]gocql.BatchEntry, len(visits))
+	for i, v := range visits {
+		p := halves[v]
 		set, args := "room = ?, person = ?", []any{p.Room, p.Person}
 		if !p.Start.IsZero() {
 			set, args = set+", start_at = ?", append(args, p.Start)
@@ -115,23 +183,40 @@ func (c *cassandraStore) Upsert(ctx context.Context, events []room.Event) ([]roo
 		if !p.End.IsZero() {
 			set, args = set+", end_at = ?", append(args, p.End)
 		}
-		return c.s.Query(ctx, "UPDATE "+c.presence+" SET "+set+" WHERE visit = ?", append(args, p.Visit)...)
-	})
-	if err != nil {
-		return nil, err
+		entries[i] = gocql.BatchEntry{Stmt: "UPDATE " + c.presence + " SET " + set + " WHERE visit = ?", Args: append(args, p.Visit)}
 	}
-	rows := make([]room.Period, len(visits))
-	err = c.each(ctx, len(visits), func(ctx context.Context, i int) error {
-		p := halves[visits[i]]
-		if p.Complete() {
-			rows[i] = p
-			return nil
+	if len(entries) == 1 {
+		return c.s.Query(ctx, entries[0].Stmt, entries[0].Args...)
+	}
+	return c.s.UnloggedBatch(ctx, entries)
+}
+
+// read returns the stored rows of visits, in order: one SELECT for one
+// visit, a SELECT ... IN for several.
+func (c *cassandraStore) read(ctx context.Context, visits []string) ([]room.Period, error) {
+	if len(visits) == 1 {
+		p, err := c.get(ctx, visits[0])
+		return []room.Period{p}, err
+	}
+	out := make([]room.Period, len(visits))
+	at := make(map[string]int, len(visits))
+	for i, v := range visits {
+		out[i] = room.Period{Visit: v}
+		at[v] = i
+	}
+	it := c.s.Statement(ctx, "SELECT visit, room, person, start_at, end_at FROM "+c.presence+" WHERE visit IN ?", visits).Iter()
+	var p room.Period
+	var start, end time.Time
+	for it.Scan(&p.Visit, &p.Room, &p.Person, &start, &end) {
+		p.Start, p.End = utcOrZero(start), utcOrZero(end)
+		if i, ok := at[p.Visit]; ok {
+			out[i] = p
 		}
-		var err error
-		rows[i], err = c.get(ctx, visits[i])
-		return err
-	})
-	return rows, err
+	}
+	if err := it.Close(); err != nil {
+		return out, cassandra.Classify(fmt.Errorf("reading %d presence rows: %w", len(visits), err))
+	}
+	return out, nil
 }
 
 func (c *cassandraStore) get(ctx context.Context, visit string) (room.Period, error) {
@@ -202,6 +287,9 @@ func (c *cassandraStore) TimelineKeys(ctx context.Context) ([]state.Key, error) 
 func (c *cassandraStore) Close() error {
 	return errors.Join(c.coord.Close(), c.s.Close())
 }
+
+// Statements returns the counts of the statements sent so far.
+func (c *cassandraStore) Statements() statementCounts { return c.counter.Counts() }
 
 // Version is the version of the store's result tables.
 func (c *cassandraStore) Version() int { return c.version }

@@ -78,7 +78,7 @@ func (p pipeline) build(t *trident.Topology, events *trident.Stream) *trident.St
 		}))
 	}
 	timelines := trident.PersistentAggregate(merged.GroupBy(fieldRoom, fieldHour).Parallelism(tasks),
-		trident.Opaque[room.Timeline](timelineMap, p.timelines), trident.Fields{fieldPiece}, timelineAgg{}, "timeline")
+		trident.Opaque[room.Timeline](timelineMap, cachedBacking(p.timelines, timelineCacheSize)), trident.Fields{fieldPiece}, timelineAgg{}, "timeline")
 	if p.drpc != nil {
 		serveTimelines(t, p.drpc, timelines)
 	}

@@ -72,6 +72,14 @@ type Config struct {
 	// Logger receives gocql's messages (at debug level) and this
 	// package's warnings. Nil discards them.
 	Logger *slog.Logger
+
+	// QueryObserver and BatchObserver, when set, are told of every
+	// statement and every batch the session sends, each attempt
+	// (retries included); gocql calls them from the requests'
+	// goroutines, so they must be safe for concurrent use. For counting
+	// statements; nil observes nothing.
+	QueryObserver gocql.QueryObserver
+	BatchObserver gocql.BatchObserver
 }
 
 // identifier is an unquoted CQL name: a letter, then letters, digits or
@@ -202,5 +210,7 @@ func (c Config) cluster() *gocql.ClusterConfig {
 		cl.SslOpts = &gocql.SslOptions{Config: c.TLS.Clone(), EnableHostVerification: !c.TLS.InsecureSkipVerify}
 	}
 	cl.Logger = gocqlLogger{c.logger()}
+	cl.QueryObserver = c.QueryObserver
+	cl.BatchObserver = c.BatchObserver
 	return cl
 }

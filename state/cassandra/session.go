@@ -154,3 +154,25 @@ func (g gocqlLogger) Printf(format string, v ...any) {
 	g.l.Debug(fmt.Sprintf(format, v...), "component", "gocql")
 }
 func (g gocqlLogger) Println(v ...any) { g.l.Debug(fmt.Sprint(v...), "component", "gocql") }
+
+// UnloggedBatch runs upserts as one unlogged batch: one request, under
+// one in-flight token, idempotent, at the configured consistency, with
+// the session's retry policy. It is not atomic (each statement may apply
+// or not), so use it only for idempotent upserts whose failure the caller
+// retries as a whole. Statements of several partitions save round trips
+// but make the coordinator forward them to their replicas.
+func (s *Session) UnloggedBatch(ctx context.Context, entries []gocql.BatchEntry) error {
+	b := s.gs.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
+	for _, e := range entries {
+		e.Idempotent = true
+		b.Entries = append(b.Entries, e)
+	}
+	if s.retry != nil {
+		b.RetryPolicy(s.retry)
+	}
+	if err := s.acquire(ctx); err != nil {
+		return Classify(err)
+	}
+	defer s.release()
+	return Classify(s.gs.ExecuteBatch(b))
+}

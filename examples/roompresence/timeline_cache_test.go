@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/spout/spouttest"
+)
+
+// countingBacking counts, per key, the reads that reach the backing maps
+// it opens.
+type countingBacking struct {
+	open  trident.BackingFactory
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingBacking) factory(ctx context.Context, partition, numPartitions int) (state.BackingMap[[]byte], error) {
+	m, err := c.open(ctx, partition, numPartitions)
+	if err != nil {
+		return nil, err
+	}
+	return countingMap{BackingMap: m, c: c}, nil
+}
+
+type countingMap struct {
+	state.BackingMap[[]byte]
+	c *countingBacking
+}
+
+func (m countingMap) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]byte], error) {
+	m.c.mu.Lock()
+	for _, k := range keys {
+		m.c.reads[k.Encoded()]++
+	}
+	m.c.mu.Unlock()
+	return m.BackingMap.MultiGet(ctx, keys)
+}
+
+func (m countingMap) ConcurrentSafe() bool { return state.IsConcurrent(m.BackingMap) }
+
+// TestTimelinesReadFromCache runs the pipeline without faults over many
+// small batches, so that each room hour is updated by many batches, and
+// checks that the room_timelines store is read once per room hour (the
+// first time its task sees it): later batches read it from the cache in
+// front of the opaque map. The results must still match exactly.
+func TestTimelinesReadFromCache(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	src := spouttest.NewSource("p0", "p1")
+	src.SetMaxBatch(10)
+	g, err := room.NewGenerator(room.GenConfig{People: 40, Rooms: 2, VisitsPerPerson: 6, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := room.NewExpected()
+	var n int
+	for {
+		r, ok := g.Next()
+		if !ok {
+			break
+		}
+		e, _ := room.Decode(r.Value)
+		want.Add(e)
+		src.Append(spout.Partition(fmt.Sprintf("p%d", n%2)), string(r.Value))
+		n++
+	}
+	want.Finish()
+
+	st, err := openEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counted := &countingBacking{open: st.Timelines(), reads: map[string]int{}}
+	tt := trident.NewTopology("roompresence")
+	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src.Lister,
+		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
+	events := raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
+		e, err := room.Decode([]byte(tu.String("value")))
+		return []any{e.Visit, e}, err
+	}), fieldVisit, fieldEvent)
+	pipeline{presence: st, timelines: counted.factory, tasks: 2}.build(tt, events)
+
+	cluster := topology.NewLocalCluster()
+	defer cluster.Shutdown(context.Background())
+	cfg := trident.Config{}
+	cfg.Store = st.Coordination()
+	cfg.Cluster = cluster
+	r, err := tt.Submit(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := compareStore(ctx, st, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.total() == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("never matched: %v", d)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := r.WaitCommitted(ctx, r.Committed()+2); err != nil {
+		t.Fatal(err)
+	}
+	counted.mu.Lock()
+	defer counted.mu.Unlock()
+	if len(counted.reads) != len(want.Timelines) {
+		t.Fatalf("%d room hours read, %d expected", len(counted.reads), len(want.Timelines))
+	}
+	for k, reads := range counted.reads {
+		if reads != 1 {
+			t.Errorf("room hour %x read %d times from the store; want once", k, reads)
+		}
+	}
+	t.Logf("%d records in %d batches, %d room hours each read once", n, r.Committed(), len(want.Timelines))
+}
