@@ -24,7 +24,8 @@ package topology
 
 // Borrower is implemented by a Bolt whose Execute never keeps the *Tuple it
 // is passed after it returns: it acks or fails the tuple before returning,
-// and keeps at most a copy of it (*t) or its values (t.Values()). Its
+// or keeps a copy (h := *t) to ack or fail later, and may keep its values
+// (t.Values()). Its
 // executor then reuses the memory of the batches it received for new
 // ones, which saves an allocation of about 80 bytes per tuple. A Borrower
 // that does keep the pointer sees it overwritten by later tuples.
