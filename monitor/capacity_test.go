@@ -2,7 +2,6 @@ package monitor_test
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -33,17 +32,7 @@ func TestCapacityAndExecuteLatency(t *testing.T) {
 			}}
 		}
 		f := &fakeTopology{name: "c", done: make(chan struct{}), health: topology.Health{Running: true}, stats: stats(0)}
-		reg := monitor.NewRegistry()
-		if err := reg.Add(f, monitor.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			reg.SampleEvery(ctx, monitor.DefaultSampleInterval)
-		}()
-		defer func() { cancel(); <-done }()
+		reg := sampledRegistry(t, f)
 		s, err := monitor.NewServer(reg, monitor.Config{})
 		if err != nil {
 			t.Fatal(err)

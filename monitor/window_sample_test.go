@@ -21,16 +21,7 @@ func TestWindowedCounters(t *testing.T) {
 		f := &fakeTopology{name: "w", done: make(chan struct{}),
 			health: topology.Health{Running: true},
 			stats:  topology.Stats{Components: map[string]topology.ComponentStats{"b": {}}}}
-		reg := monitor.NewRegistry()
-		if err := reg.Add(f, monitor.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			reg.SampleEvery(ctx, monitor.DefaultSampleInterval)
-		}()
+		reg := sampledRegistry(t, f)
 
 		// b executes one tuple a second, for 4 hours: the counters move
 		// half-way between two samples, so each sample reads them whole.
@@ -83,7 +74,23 @@ func TestWindowedCounters(t *testing.T) {
 				t.Errorf("the page lacks %q:\n%s", want, rec.Body)
 			}
 		}
-		cancel()
-		<-done
 	})
+}
+
+// sampledRegistry returns a registry of f whose sampler runs every
+// DefaultSampleInterval until the test ends.
+func sampledRegistry(t *testing.T, f *fakeTopology) *monitor.Registry {
+	t.Helper()
+	reg := monitor.NewRegistry()
+	if err := reg.Add(f, monitor.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reg.SampleEvery(ctx, monitor.DefaultSampleInterval)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return reg
 }

@@ -10,10 +10,11 @@ type pendingTree struct {
 }
 
 // pendingTable is a spout task's pending trees by root id. A Go map of
-// them costs about 75 bytes per tree (48-byte slots in tables that are two
-// thirds full on average); this table keeps the trees in a dense slice of
-// 32-byte entries, reusing freed ones, and finds them through an
-// open-addressing index of 4-byte entry numbers: about 42 bytes per tree.
+// them (48-byte slots) took 74 bytes per tree at 100,000 trees and 117 at
+// 1,000,000 (it grows in steps); this table keeps the trees in a dense
+// slice of 32-byte entries, reusing freed ones, and finds them through an
+// open-addressing index of 4-byte entry numbers: 41 and 45 bytes per tree
+// (live heap after a collection, measured side by side).
 //
 // Root ids are random (executor.edgeID), so the index needs no stronger
 // hash than a multiplication. A table above keptIndex shrinks when it is

@@ -140,13 +140,13 @@ func (r *Running) Pending() int64 {
 	return w.pendingTrees()
 }
 
-// quiet reports whether every spout executor of the running worker has
-// confirmed the off-th Deactivate (activation).
-func (r *Running) quiet(off uint64) bool {
+// drainedSince reports whether every spout executor of the running worker
+// has confirmed the off-th Deactivate (activation) and no tree is pending.
+func (r *Running) drainedSince(off uint64) bool {
 	r.mu.Lock()
 	w := r.worker
 	r.mu.Unlock()
-	return w == nil || w.quietSince(off)
+	return w == nil || w.quietSince(off) && w.pendingTrees() == 0
 }
 
 // Stop deactivates the spouts, waits until no tree is pending or ctx is
@@ -170,7 +170,7 @@ func (r *Running) drain(ctx context.Context) bool {
 	off := r.active.offs.Load()
 	for {
 		changed := r.drained.Wait() // before the check, so no change is missed
-		if r.quiet(off) && r.Pending() == 0 {
+		if r.drainedSince(off) {
 			return true
 		}
 		select {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/acker"
+	"github.com/squallstream/squall/internal/arena"
 )
 
 // maxStreams bounds the stream names a decoder interns; names beyond it
@@ -29,12 +30,13 @@ type decoder struct {
 	last    string            // the last stream name decoded
 	strs    stringCache
 
-	values  []any    // the unused part of the current values chunk
-	anchors []Anchor // the unused part of the current anchors chunk
+	values  arena.Slices[any]    // the messages' values
+	anchors arena.Slices[Anchor] // the messages' anchors
 }
 
 func newDecoder(types *Types) *decoder {
-	return &decoder{types: types, streams: map[string]string{}, strs: newStringCache()}
+	return &decoder{types: types, streams: map[string]string{}, strs: newStringCache(),
+		values: arena.Slices[any]{Chunk: arenaChunk}, anchors: arena.Slices[Anchor]{Chunk: arenaChunk}}
 }
 
 var errTrailing = errors.New("bytes after the last message")
@@ -126,7 +128,7 @@ func (d *decoder) tuple(m *Message) error {
 		return fmt.Errorf("odd anchor array of %d", na)
 	}
 	if na > 0 {
-		m.Anchors = d.takeAnchors(na / 2)
+		m.Anchors = d.anchors.Take(na / 2)
 		for i := range m.Anchors {
 			root, err := d.c.integer()
 			if err != nil {
@@ -143,7 +145,7 @@ func (d *decoder) tuple(m *Message) error {
 	if err != nil {
 		return err
 	}
-	m.Values = d.takeValues(nv)
+	m.Values = d.values.Take(nv)
 	for i := range m.Values {
 		if m.Values[i], err = d.value(1); err != nil {
 			return fmt.Errorf("values[%d]: %w", i, err)
@@ -204,24 +206,4 @@ func (d *decoder) stream() (string, error) {
 		d.streams[s] = s
 	}
 	return s, nil
-}
-
-// takeValues returns n fresh values from the arena.
-func (d *decoder) takeValues(n int) []any {
-	if n > len(d.values) {
-		d.values = make([]any, max(n, arenaChunk))
-	}
-	v := d.values[:n:n]
-	d.values = d.values[n:]
-	return v
-}
-
-// takeAnchors returns n fresh anchors from the arena.
-func (d *decoder) takeAnchors(n int) []Anchor {
-	if n > len(d.anchors) {
-		d.anchors = make([]Anchor, max(n, arenaChunk))
-	}
-	a := d.anchors[:n:n]
-	d.anchors = d.anchors[n:]
-	return a
 }

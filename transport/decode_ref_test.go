@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"github.com/squallstream/squall/acker"
+	"github.com/squallstream/squall/internal/arena"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -28,8 +29,8 @@ type refDecoder struct {
 	types   *Types
 	streams map[string]string // interned stream names
 
-	values  []any    // the unused part of the current values chunk
-	anchors []Anchor // the unused part of the current anchors chunk
+	values  arena.Slices[any]
+	anchors arena.Slices[Anchor]
 }
 
 func newRefDecoder(types *Types) *refDecoder {
@@ -122,7 +123,7 @@ func (d *refDecoder) tuple(m *Message) error {
 		return fmt.Errorf("odd anchor array of %d", na)
 	}
 	if na > 0 {
-		m.Anchors = d.takeAnchors(na / 2)
+		m.Anchors = d.anchors.Take(na / 2)
 		for i := range m.Anchors {
 			root, err := d.dec.DecodeUint64()
 			if err != nil {
@@ -139,7 +140,7 @@ func (d *refDecoder) tuple(m *Message) error {
 	if err != nil {
 		return err
 	}
-	m.Values = d.takeValues(nv)
+	m.Values = d.values.Take(nv)
 	for i := range m.Values {
 		if m.Values[i], err = d.value(1); err != nil {
 			return fmt.Errorf("values[%d]: %w", i, err)
@@ -222,26 +223,6 @@ func (d *refDecoder) stream() (string, error) {
 		d.streams[s] = s
 	}
 	return s, nil
-}
-
-// takeValues returns n fresh values from the arena.
-func (d *refDecoder) takeValues(n int) []any {
-	if n > len(d.values) {
-		d.values = make([]any, max(n, arenaChunk))
-	}
-	v := d.values[:n:n]
-	d.values = d.values[n:]
-	return v
-}
-
-// takeAnchors returns n fresh anchors from the arena.
-func (d *refDecoder) takeAnchors(n int) []Anchor {
-	if n > len(d.anchors) {
-		d.anchors = make([]Anchor, max(n, arenaChunk))
-	}
-	a := d.anchors[:n:n]
-	d.anchors = d.anchors[n:]
-	return a
 }
 
 // value decodes one tuple value (see the package comment for the types).

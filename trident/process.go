@@ -113,7 +113,7 @@ func (c *eachCollector) Emit(values ...any) {
 		c.fail(fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):]))
 		return
 	}
-	out := c.s.arena.Values(c.width)
+	out := c.s.values.Take(c.width)
 	copy(out[copy(out, c.base):], values)
 	c.emit(out)
 }
@@ -128,9 +128,9 @@ func (c *eachCollector) EmitString(v string) {
 		c.fail(fmt.Errorf("trident: emitted 1 value for fields %v", c.n.sch.fields[len(c.base):]))
 		return
 	}
-	out := c.s.arena.Values(c.width)
+	out := c.s.values.Take(c.width)
 	copy(out, c.base)
-	out[len(c.base)] = c.s.arena.String(v)
+	out[len(c.base)] = c.s.strings.Box(v)
 	c.emit(out)
 }
 

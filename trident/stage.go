@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/squallstream/squall/internal/arena"
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/trident/internal/arena"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
@@ -19,10 +19,11 @@ type stageTask struct {
 	stage   *plan.Stage
 	cfg     *Config
 	fanouts []fanout // by node id
-	// collectors are the Each nodes' reused collectors (by node id) and
-	// arena holds the values of the tuples they emit.
+	// collectors are the Each nodes' reused collectors (by node id);
+	// values and strings hold what they emit.
 	collectors []eachCollector
-	arena      arena.Arena
+	values     arena.Slices[any]
+	strings    arena.Strings
 	entry      *node // the node the stage starts at
 	task       *runtime.Task
 	ctx        context.Context

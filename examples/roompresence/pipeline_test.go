@@ -23,26 +23,7 @@ import (
 func TestPipelineExactlyOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	src := spouttest.NewSource("p0", "p1", "p2")
-	src.SetMaxBatch(200)
-	g, err := room.NewGenerator(room.GenConfig{People: 60, Rooms: 5, VisitsPerPerson: 8, Seed: 3, OutOfOrder: 0.2, NightShift: 0.3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := room.NewExpected()
-	var n int
-	for {
-		r, ok := g.Next()
-		if !ok {
-			break
-		}
-		e, _ := room.Decode(r.Value)
-		want.Add(e)
-		src.Append(spout.Partition(fmt.Sprintf("p%d", n%3)), string(r.Value))
-		n++
-	}
-	want.Finish()
-
+	src, want, n := generatedSource(t, room.GenConfig{People: 60, Rooms: 5, VisitsPerPerson: 8, Seed: 3, OutOfOrder: 0.2, NightShift: 0.3}, 3, 200)
 	st, err := openEmbedded(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -50,12 +31,7 @@ func TestPipelineExactlyOnce(t *testing.T) {
 	defer st.Close()
 	faults := newRandomFaults(11, 0.02, 0.01, 30)
 	tt := trident.NewTopology("roompresence")
-	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src.Lister,
-		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
-	events := raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
-		e, err := room.Decode([]byte(tu.String("value")))
-		return []any{e.Visit, e}, err
-	}), fieldVisit, fieldEvent)
+	events := decodedEvents(tt, src)
 	queries := drpc.NewServer(drpc.Config{})
 	stopDRPC, url, err := serveDRPC(queries, "127.0.0.1:0")
 	if err != nil {
@@ -74,25 +50,9 @@ func TestPipelineExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Poll until the store matches, then let a few more batches commit
+	// Wait until the store matches, then let a few more batches commit
 	// and check that it still does: nothing counted twice later.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		d, err := compareStore(ctx, st, want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.total() == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 2 minutes: %v\ncommitted %d, errors: %v", d, r.Committed(), r.Errors())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitForStore(ctx, t, r, st, want, 20*time.Second)
 	if err := r.WaitCommitted(ctx, r.Committed()+3); err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +91,70 @@ func TestPipelineExactlyOnce(t *testing.T) {
 	}
 	t.Logf("%d records, %d visits, %d room hours; %d retryable failures and %d panics injected",
 		n, len(want.Periods), len(want.Timelines), retries, panics)
+}
+
+// generatedSource returns an in-memory source holding a generated day of
+// events spread over the given number of partitions, batches of at most
+// maxBatch records, the results they should produce, and the number of
+// records.
+func generatedSource(t *testing.T, gc room.GenConfig, partitions, maxBatch int) (*spouttest.Source, *room.Expected, int) {
+	t.Helper()
+	names := make([]spout.Partition, partitions)
+	for i := range names {
+		names[i] = spout.Partition(fmt.Sprintf("p%d", i))
+	}
+	src := spouttest.NewSource(names...)
+	src.SetMaxBatch(maxBatch)
+	g, err := room.NewGenerator(gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := room.NewExpected()
+	var n int
+	for {
+		r, ok := g.Next()
+		if !ok {
+			break
+		}
+		e, _ := room.Decode(r.Value)
+		want.Add(e)
+		src.Append(names[n%partitions], string(r.Value))
+		n++
+	}
+	want.Finish()
+	return src, want, n
+}
+
+// decodedEvents returns the stream of src's events decoded, as run's
+// topology reads them from Kafka.
+func decodedEvents(tt *trident.Topology, src *spouttest.Source) *trident.Stream {
+	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src.Lister,
+		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
+	return raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
+		e, err := room.Decode([]byte(tu.String("value")))
+		return []any{e.Visit, e}, err
+	}), fieldVisit, fieldEvent)
+}
+
+// waitForStore polls until st holds exactly want, failing the test if r
+// halts or the store still differs after within.
+func waitForStore(ctx context.Context, t *testing.T, r *trident.Running, st Store, want *room.Expected, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := compareStore(ctx, st, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.total() == 0 {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("after %v: %v\ncommitted %d, errors: %v", within, d, r.Committed(), r.Errors())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -43,20 +43,9 @@ func TestStatementKind(t *testing.T) {
 func TestCassandraStatementsCounted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	o, _ := realServices(ctx, t, "rpstmts")
-	open := func() *cassandraStore {
-		st, err := o.openStore(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st.(*cassandraStore)
-	}
+	open := cassandraStores(ctx, t, "rpstmts")
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	ev := func(visit string, kind room.Kind, minutes int) room.Event {
-		return room.Event{ID: visit + string(kind), Visit: visit, Person: "p-" + visit, Room: "room-01", Kind: kind,
-			Time: at.Add(time.Duration(minutes) * time.Minute)}
-	}
+	ev := presenceEvents("room-01", at)
 	st := open()
 	upsert := func(st *cassandraStore, wantUpserts, wantReads uint64, wantComplete int, events ...room.Event) {
 		t.Helper()
@@ -151,20 +140,9 @@ func TestStatementCountsDescribe(t *testing.T) {
 func TestCassandraPresenceGrouped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	o, _ := realServices(ctx, t, "rpgroup")
-	open := func() *cassandraStore {
-		st, err := o.openStore(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st.(*cassandraStore)
-	}
+	open := cassandraStores(ctx, t, "rpgroup")
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	ev := func(visit string, kind room.Kind, minutes int) room.Event {
-		return room.Event{ID: visit + string(kind), Visit: visit, Person: "p-" + visit, Room: "room-02", Kind: kind,
-			Time: at.Add(time.Duration(minutes) * time.Minute)}
-	}
+	ev := presenceEvents("room-02", at)
 	earlier := open()
 	if _, err := earlier.Upsert(ctx, []room.Event{ev("w", room.Enter, 0)}); err != nil {
 		t.Fatal(err)
@@ -210,5 +188,29 @@ func TestPresenceBatchFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--presence-batch "+n) {
 			t.Errorf("--presence-batch %s: %v", n, err)
 		}
+	}
+}
+
+// cassandraStores returns a function that opens a store over the real
+// Cassandra of realServices(name), as a new process would, closed when the
+// test ends.
+func cassandraStores(ctx context.Context, t *testing.T, name string) func() *cassandraStore {
+	o, _ := realServices(ctx, t, name)
+	return func() *cassandraStore {
+		st, err := o.openStore(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st.(*cassandraStore)
+	}
+}
+
+// presenceEvents returns a function making the event of kind of visit in
+// roomName, minutes after at.
+func presenceEvents(roomName string, at time.Time) func(visit string, kind room.Kind, minutes int) room.Event {
+	return func(visit string, kind room.Kind, minutes int) room.Event {
+		return room.Event{ID: visit + string(kind), Visit: visit, Person: "p-" + visit, Room: roomName, Kind: kind,
+			Time: at.Add(time.Duration(minutes) * time.Minute)}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,8 +10,6 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
-	"github.com/squallstream/squall/trident/spout"
-	"github.com/squallstream/squall/trident/spout/spouttest"
 )
 
 // countingBacking counts, per key, the reads that reach the backing maps
@@ -55,26 +52,7 @@ func (m countingMap) ConcurrentSafe() bool { return state.IsConcurrent(m.Backing
 func TestTimelinesReadFromCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	src := spouttest.NewSource("p0", "p1")
-	src.SetMaxBatch(10)
-	g, err := room.NewGenerator(room.GenConfig{People: 40, Rooms: 2, VisitsPerPerson: 6, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := room.NewExpected()
-	var n int
-	for {
-		r, ok := g.Next()
-		if !ok {
-			break
-		}
-		e, _ := room.Decode(r.Value)
-		want.Add(e)
-		src.Append(spout.Partition(fmt.Sprintf("p%d", n%2)), string(r.Value))
-		n++
-	}
-	want.Finish()
-
+	src, want, n := generatedSource(t, room.GenConfig{People: 40, Rooms: 2, VisitsPerPerson: 6, Seed: 5}, 2, 10)
 	st, err := openEmbedded(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +60,7 @@ func TestTimelinesReadFromCache(t *testing.T) {
 	defer st.Close()
 	counted := &countingBacking{open: st.Timelines(), reads: map[string]int{}}
 	tt := trident.NewTopology("roompresence")
-	raw := tt.NewStream("room-events", trident.OpaqueSource(trident.Fields{"partition", "offset", "value"}, src.Lister,
-		func(int) spout.Emitter[spouttest.Offsets] { return src.Emitter() }))
-	events := raw.Map(trident.MapFunctionFunc(func(_ context.Context, tu trident.Tuple) ([]any, error) {
-		e, err := room.Decode([]byte(tu.String("value")))
-		return []any{e.Visit, e}, err
-	}), fieldVisit, fieldEvent)
+	events := decodedEvents(tt, src)
 	pipeline{presence: st, timelines: counted.factory, tasks: 2}.build(tt, events)
 
 	cluster := topology.NewLocalCluster()
@@ -99,22 +72,7 @@ func TestTimelinesReadFromCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		d, err := compareStore(ctx, st, want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.total() == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("never matched: %v", d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitForStore(ctx, t, r, st, want, time.Minute)
 	if err := r.WaitCommitted(ctx, r.Committed()+2); err != nil {
 		t.Fatal(err)
 	}
