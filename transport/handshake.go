@@ -105,14 +105,15 @@ func clientHandshake(rw io.ReadWriter, cfg *ClientConfig) error {
 	return nil
 }
 
-// serverHandshake reads a client's greeting and accepts or refuses it. It
-// returns the client's worker id.
-func serverHandshake(rw io.ReadWriter, cfg *ServerConfig) (string, error) {
+// serverHandshake reads a client's greeting and accepts it, answering ok,
+// or returns why it must be refused. The caller counts a refusal before
+// sending it with refuse, so a refused peer never sees the answer before
+// the server's statistics do.
+func serverHandshake(rw io.ReadWriter, cfg *ServerConfig) (peer, reason string, err error) {
 	ver, f, err := readHello(rw, 4)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	var reason, peer string
 	switch {
 	case ver != version:
 		reason = fmt.Sprintf("client speaks version %d, this worker %d", ver, version)
@@ -125,10 +126,15 @@ func serverHandshake(rw io.ReadWriter, cfg *ServerConfig) (string, error) {
 	case f[2] == "":
 		reason = "client has no worker id"
 	default:
-		return f[2], writeHello(rw, okWord, cfg.Worker, "")
+		return f[2], "", writeHello(rw, okWord, cfg.Worker, "")
 	}
-	if err := writeHello(rw, refusedWord, cfg.Worker, reason); err != nil {
-		return peer, err
+	return peer, reason, nil
+}
+
+// refuse answers a refused greeting and returns the refusal as an error.
+func refuse(w io.Writer, cfg *ServerConfig, peer, reason string) error {
+	if err := writeHello(w, refusedWord, cfg.Worker, reason); err != nil {
+		return err
 	}
-	return peer, &HandshakeError{Peer: peer, Reason: reason}
+	return &HandshakeError{Peer: peer, Reason: reason}
 }

@@ -134,9 +134,12 @@ func (s *Server) serve(ctx context.Context, conn net.Conn) {
 	log := s.log.With("remote", conn.RemoteAddr().String())
 
 	conn.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	peer, err := serverHandshake(conn, &s.cfg)
-	if err != nil {
-		s.stats.refused.Add(1)
+	peer, reason, err := serverHandshake(conn, &s.cfg)
+	if err != nil || reason != "" {
+		s.stats.refused.Add(1) // before the peer can read its refusal
+		if err == nil {
+			err = refuse(conn, &s.cfg, peer, reason)
+		}
 		log.Error("transport: handshake failed", "peer", peer, "err", err)
 		return
 	}
