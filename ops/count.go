@@ -16,3 +16,7 @@ func (Count) Combine(a, b int64) int64 { return a + b }
 
 // Zero returns 0.
 func (Count) Zero() int64 { return 0 }
+
+// BorrowsTuples returns true: Count keeps nothing of a tuple
+// (trident.TupleBorrower).
+func (Count) BorrowsTuples() bool { return true }

@@ -90,5 +90,11 @@ func formatValue(v any) string {
 
 // badValue returns e as a rejection of the tuple (trident.Reject): the
 // runtime sends the tuple to the dead letters and goes on, or stops the
-// worker when there are none.
-func badValue(e *ValueError) error { return trident.Reject(e) }
+// worker when there are none. A string value is boxed anew, so that the
+// error keeps nothing of a tuple the runtime lent (trident.TupleBorrower).
+func badValue(e *ValueError) error {
+	if s, ok := e.Value.(string); ok {
+		e.Value = s
+	}
+	return trident.Reject(e)
+}

@@ -96,6 +96,11 @@ func (e *extreme[V]) Combine(a, b *V) *V {
 // Zero returns nil.
 func (e *extreme[V]) Zero() *V { return nil }
 
+// BorrowsTuples reports whether the values kept are copies: true unless V
+// is an interface type, whose values would be the tuple's own
+// (trident.TupleBorrower).
+func (e *extreme[V]) BorrowsTuples() bool { return reflect.TypeFor[V]().Kind() != reflect.Interface }
+
 // orderOf returns the natural order of V.
 func orderOf[V Ordered]() func(a, b V) int {
 	var zero V

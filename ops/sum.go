@@ -45,3 +45,6 @@ func (sum[N]) Combine(a, b N) N { return a + b }
 
 // Zero returns 0.
 func (sum[N]) Zero() N { return 0 }
+
+// BorrowsTuples returns true: Sum keeps only numbers (trident.TupleBorrower).
+func (sum[N]) BorrowsTuples() bool { return true }

@@ -56,6 +56,7 @@ func (a combining[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) {
 	return a.c.Combine(acc, v), nil
 }
 func (a combining[V]) Complete(acc V, out Collector) error { out.Emit(acc); return nil }
+func (a combining[V]) BorrowsTuples() bool                 { return borrowsTuples(a.c) }
 
 // Reducing runs a ReducerAggregator as an Aggregator that emits the reduced
 // value of a batch (or group) once, in Complete.
@@ -66,12 +67,16 @@ type reducing[V any] struct{ r ReducerAggregator[V] }
 func (a reducing[V]) Init(Attempt, Collector) (V, error)               { return a.r.Init(), nil }
 func (a reducing[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) { return a.r.Reduce(acc, t) }
 func (a reducing[V]) Complete(acc V, out Collector) error              { out.Emit(acc); return nil }
+func (a reducing[V]) BorrowsTuples() bool                              { return borrowsTuples(a.r) }
 
 // aggregator is the type-erased aggregation of a node.
 type aggregator interface {
 	// newBatch starts a batch whose groups emit through out(group): the
 	// group's values followed by what the aggregator emits.
 	newBatch(a Attempt, out func(group []any) Collector) aggregateBatch
+	// borrows reports whether the aggregator keeps nothing of the tuples
+	// it is passed (see TupleBorrower).
+	borrows() bool
 }
 
 // aggregateBatch is one batch's aggregation state in one task.
@@ -92,6 +97,8 @@ type aggregatorOf[S any] struct {
 func (a *aggregatorOf[S]) newBatch(at Attempt, out func(group []any) Collector) aggregateBatch {
 	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, groups: newGroupIndex[groupState[S]]()}
 }
+
+func (a *aggregatorOf[S]) borrows() bool { return borrowsTuples(a.agg) }
 
 type groupState[S any] struct {
 	group []any

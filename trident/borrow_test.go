@@ -2,6 +2,9 @@ package trident
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -9,39 +12,126 @@ import (
 	"github.com/squallstream/squall/trident/spout"
 )
 
-// TestHeldReportsSurviveRecycledBatches: stage bolts are Borrowers, so the
-// executor reuses a batch once the bolt has executed it. A stage that
-// does not commit holds the first count report of a batch as the anchor
-// of what it emits when the batch finishes, often across executor batches
-// (one tuple each here); it must hold a copy, or the report's tree is
-// never acked and every batch replays after a message timeout.
-func TestHeldReportsSurviveRecycledBatches(t *testing.T) {
+// borrowingCount is count, borrowing its tuples, and rejecting the word
+// reject to the dead letters.
+type borrowingCount struct{ reject string }
+
+func (b borrowingCount) Init(t Tuple) (int64, error) {
+	if w := t.String("word"); w == b.reject {
+		return 0, Reject(errorString("no " + w))
+	}
+	return 1, nil
+}
+func (borrowingCount) Combine(a, b int64) int64 { return a + b }
+func (borrowingCount) Zero() int64              { return 0 }
+func (borrowingCount) BorrowsTuples() bool      { return true }
+
+// reusedFor reports whether the stage task running s's node builds the
+// node's output tuples in reused storage.
+func reusedFor(t *testing.T, tt *Topology, s *Stream) bool {
+	t.Helper()
+	if len(tt.errs) > 0 {
+		t.Fatal(tt.errs)
+	}
+	p := tt.plan()
+	for _, stage := range p.Stages {
+		for _, pn := range stage.Nodes {
+			if nodeOf(pn) == s.n {
+				return newStageTask(p, stage, tt.nodes, &Config{}, nil).fanouts[s.n.id].reuse != nil
+			}
+		}
+	}
+	t.Fatalf("node %v in no stage", s.n)
+	return false
+}
+
+// TestReusedOnlyWhenEveryConsumerBorrows: an Each's output is built in
+// reused storage only when every operation reading it in its stage
+// borrows, and never when it leaves the stage.
+func TestReusedOnlyWhenEveryConsumerBorrows(t *testing.T) {
+	source := func(tt *Topology) *Stream {
+		return tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
+	}
+	cases := []struct {
+		name  string
+		build func(tt *Topology, words *Stream)
+		want  bool
+	}{
+		{"borrowing persistent aggregate", func(tt *Topology, words *Stream) {
+			PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, borrowingCount{}, "count")
+		}, true},
+		{"borrowing partition aggregate", func(tt *Topology, words *Stream) {
+			PartitionAggregate(words, Fields{"word"}, Combining[int64](borrowingCount{}), "n")
+		}, true},
+		{"a combiner that does not say it borrows", func(tt *Topology, words *Stream) {
+			PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, count{}, "count")
+		}, false},
+		{"a peek besides the aggregate", func(tt *Topology, words *Stream) {
+			PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, borrowingCount{}, "count")
+			words.Peek(func(Tuple) {})
+		}, false},
+		{"sent to another stage", func(tt *Topology, words *Stream) {
+			PartitionAggregate(words.Shuffle(), Fields{"word"}, Combining[int64](borrowingCount{}), "n")
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := NewTopology("reuse")
+			words := source(tt).Each(Fields{"sentence"}, splitStrings, "word")
+			c.build(tt, words)
+			if got := reusedFor(t, tt, words); got != c.want {
+				t.Fatalf("reused = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestBorrowedTuplesCountAndRejectRight: the word count through reused
+// tuples (EmitString into a borrowing combiner, partial counts in the
+// split's stage) counts every word, and what outlives a tuple holds its
+// own values: the groups' words sent to the committers, and the dead
+// letters of the rejected word.
+func TestBorrowedTuplesCountAndRejectRight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		perGroup := &sink{}
-		tt := NewTopology("held")
-		words := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }).Parallelism(2)).
-			Each(Fields{"sentence"}, splitStrings, "word")
-		AggregateGroups(words.GroupBy("word").Parallelism(2), Fields{"word"}, Combining[int64](count{}), "n").
-			Each(Fields{"word", "n"}, perGroup.fn())
-		cfg := Config{}
-		cfg.Topology.BatchSize = 1
-		r := submit(t, tt, cfg)
+		f := OpaqueMemory[int64]("counts")
+		tt := NewTopology("borrowed")
+		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(3, sentences...) }))
+		split := s.Each(Fields{"sentence"}, splitStrings, "word")
+		PersistentAggregate(split.GroupBy("word").Parallelism(2), f, Fields{"word"}, borrowingCount{reject: "moon"}, "count")
+		if !reusedFor(t, tt, split) {
+			t.Fatal("the words are not built in reused storage: this test would test nothing")
+		}
+		dlq := &MemoryDeadLetters{}
+		r := submit(t, tt, Config{DeadLetters: dlq})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := r.WaitCommitted(ctx, 5); err != nil {
+		if err := r.WaitCommitted(ctx, 4); err != nil {
 			t.Fatal(err)
 		}
-		if n, failed := r.Replayed(), r.FailedAttempts(); n != 0 || failed != 0 {
-			t.Fatalf("%d batches replayed, %d attempts failed; want none", n, failed)
+		want := wantCounts()
+		delete(want, "moon")
+		if got := readCounts(t, f, 2, words()...); !maps.Equal(got, want) {
+			t.Fatalf("counts = %v, want %v", got, want)
 		}
-		counts := map[string]int64{}
-		for _, tu := range perGroup.all() {
-			counts[tu[0].(string)] += tu[1].(int64)
-		}
-		for w, n := range wantCounts() {
-			if counts[w] != 2*n { // two source tasks, each with every sentence
-				t.Fatalf("%q counted %d times, want %d (all %v)", w, counts[w], 2*n, counts)
+		var wantLetters, gotLetters []string
+		for _, line := range sentences {
+			for range strings.Count(" "+line+" ", " moon ") {
+				wantLetters = append(wantLetters, line+"/moon")
 			}
+		}
+		for _, l := range dlq.Letters() {
+			if l.Attempt.TxID > 3 {
+				continue // the spout's batches 1 to 3 hold every sentence once
+			}
+			gotLetters = append(gotLetters, l.Values[0].(string)+"/"+l.Values[1].(string))
+			if !strings.Contains(l.Err.Error(), "no moon") {
+				t.Errorf("letter error %v", l.Err)
+			}
+		}
+		slices.Sort(wantLetters)
+		slices.Sort(gotLetters)
+		if len(wantLetters) == 0 || !slices.Equal(gotLetters, wantLetters) {
+			t.Fatalf("dead letters %q, want %q", gotLetters, wantLetters)
 		}
 	})
 }

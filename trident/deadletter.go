@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -101,7 +102,7 @@ func (s *stageTask) rejected(err error, a Attempt, fields Fields, values []any) 
 	if s.cfg.DeadLetters == nil {
 		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, s.stage.Name, s.task.ID, r.err)
 	}
-	l := Letter{Topology: s.task.Topology, Attempt: a, Fields: fields, Values: append([]any(nil), values...), Err: r.err}
+	l := Letter{Topology: s.task.Topology, Attempt: a, Fields: fields, Values: detach(slices.Clone(values)), Err: r.err}
 	s.task.Status.AddRejected()
 	if err := s.cfg.DeadLetters.Put(s.ctx, l); err != nil {
 		return fmt.Errorf("trident: writing a dead letter: %w", err)

@@ -44,7 +44,8 @@ func (gi *groupIndex[G]) find(values []any, idx []int, create func(group []any, 
 	}
 	g = gi.byKey[key.Encoded()]
 	if g == nil {
-		if g, err = create(group, key); err != nil {
+		// The group outlives the tuple, which may be borrowed.
+		if g, err = create(detach(group), key); err != nil {
 			return nil, false, err
 		}
 		gi.byKey[key.Encoded()] = g

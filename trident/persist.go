@@ -111,6 +111,8 @@ func (a partialCombining[V]) Aggregate(acc partialAcc[V], t Tuple, _ Collector) 
 	return partialAcc[V]{val: a.c.Combine(acc.val, v), any: true}, nil
 }
 
+func (a partialCombining[V]) BorrowsTuples() bool { return borrowsTuples(a.c) }
+
 func (a partialCombining[V]) Complete(acc partialAcc[V], out Collector) error {
 	if acc.any {
 		out.Emit(acc.val)
@@ -153,6 +155,10 @@ type persistCombiner[V any] struct {
 	group   []int
 	input   []int
 }
+
+// BorrowsTuples reports whether the combiner's Init borrows: the batch's
+// accumulator keeps only the detached group values and combined values.
+func (p *persistCombiner[V]) BorrowsTuples() bool { return borrowsTuples(p.agg) }
 
 func (p *persistCombiner[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
 	ms, err := openMapState(ctx, p.factory, partition, numPartitions)

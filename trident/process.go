@@ -100,9 +100,10 @@ type eachCollector struct {
 	n     *node
 	bt    *runtime.Batch
 	base  []any
-	width int    // the number of values the node's output has
-	err   error  // the first error of an emit
-	errp  *error // if set, where err is also stored
+	reuse *reusedTuple // where output tuples are built, if not in the arena
+	width int          // the number of values the node's output has
+	err   error        // the first error of an emit
+	errp  *error       // if set, where err is also stored
 }
 
 func (c *eachCollector) Emit(values ...any) {
@@ -113,7 +114,7 @@ func (c *eachCollector) Emit(values ...any) {
 		c.fail(fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.sch.fields[len(c.base):]))
 		return
 	}
-	out := c.s.values.Take(c.width)
+	out := c.take()
 	copy(out[copy(out, c.base):], values)
 	c.emit(out)
 }
@@ -128,10 +129,23 @@ func (c *eachCollector) EmitString(v string) {
 		c.fail(fmt.Errorf("trident: emitted 1 value for fields %v", c.n.sch.fields[len(c.base):]))
 		return
 	}
-	out := c.s.values.Take(c.width)
+	out := c.take()
 	copy(out, c.base)
-	out[len(c.base)] = c.s.strings.Box(v)
+	if c.reuse != nil {
+		out[len(c.base)] = c.reuse.str.Box(v)
+	} else {
+		out[len(c.base)] = c.s.strings.Box(v)
+	}
 	c.emit(out)
+}
+
+// take returns the storage for an output tuple: the node's reused
+// storage if its consumers borrow, else fresh values from the arena.
+func (c *eachCollector) take() []any {
+	if c.reuse != nil {
+		return c.reuse.values
+	}
+	return c.s.values.Take(c.width)
 }
 
 func (c *eachCollector) emit(out []any) {
@@ -155,6 +169,6 @@ func (c *eachCollector) ReportError(err error) { c.s.task.ReportError(err) }
 // collector must not be used after the call it was passed to returns.
 func (s *stageTask) eachCollector(n *node, bt *runtime.Batch, values []any) *eachCollector {
 	c := &s.collectors[n.id]
-	*c = eachCollector{s: s, n: n, bt: bt, base: values, width: len(n.sch.fields)}
+	*c = eachCollector{s: s, n: n, bt: bt, base: values, reuse: s.fanouts[n.id].reuse, width: len(n.sch.fields)}
 	return c
 }

@@ -39,6 +39,7 @@ type stageTask struct {
 type fanout struct {
 	local  []*node
 	stream string
+	reuse  *reusedTuple // an Each node's output storage if its consumers borrow
 }
 
 // batchData is a stage task's data for one attempt at a batch: the
@@ -58,6 +59,7 @@ func newStageTask(p *plan.Plan, s *plan.Stage, nodes []*node, cfg *Config, state
 		for _, c := range o.Local {
 			f.local = append(f.local, nodes[c.ID])
 		}
+		f.reuse = reusable(nodes[pn.ID], f)
 		st.fanouts[pn.ID] = f
 	}
 	return st

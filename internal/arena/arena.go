@@ -1,9 +1,10 @@
 // Package arena hands out fresh memory carved from larger allocations, so
 // that a busy path costs one allocation per chunk instead of one or more
 // per value: slices of values (Slices) and interface values holding
-// strings (Strings).
+// strings (Strings), and interface values of a string header that is
+// rewritten instead (Slot).
 //
-// Ownership: nothing an arena hands out is ever reused; it is garbage
+// Ownership: nothing Slices or Strings hand out is ever reused; it is garbage
 // collected as usual, so what it holds stays immutable and may be kept as
 // long as anyone likes. Keeping one slice or string keeps its chunk alive,
 // which bounds what it costs. An arena is not safe for concurrent use.
@@ -55,6 +56,20 @@ func (a *Strings) Box(s string) any {
 	return boxString(&a.headers[len(a.headers)-1])
 }
 
+// Slot is one string header that Box rewrites in place: every value Box
+// returns points at the same header, so each reads as the string boxed
+// last. It is for values that nobody keeps past the next Box, such as a
+// tuple built in reused storage for a consumer that only borrows it. A
+// Slot must not be copied once used.
+type Slot struct{ header string }
+
+// Box returns s as an interface value, like any(s), that points at the
+// slot's header, which holds s until the next Box.
+func (sl *Slot) Box(s string) any {
+	sl.header = s
+	return boxString(&sl.header)
+}
+
 // eface is the layout of an interface value with no methods: its dynamic
 // type and a pointer to its value (for a string, to its header).
 type eface struct {
@@ -63,9 +78,10 @@ type eface struct {
 }
 
 // boxString returns the interface value that holds *p, pointing at *p
-// itself, which any(*p) would copy to a new allocation. The header at p is
-// never written again (Box only appends), so the value stays as immutable
-// as any interface value.
+// itself, which any(*p) would copy to a new allocation. A header that
+// Strings boxed is never written again (it only appends), so that value
+// stays as immutable as any interface value; a Slot's is rewritten by its
+// next Box.
 func boxString(p *string) any {
 	var typed any = ""
 	v := eface{typ: (*eface)(unsafe.Pointer(&typed)).typ, data: unsafe.Pointer(p)}

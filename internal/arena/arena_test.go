@@ -82,3 +82,18 @@ func TestAllocatesPerChunk(t *testing.T) {
 		t.Fatalf("Take allocates %.3f times per call; want one chunk per %d values", allocs, DefaultChunk)
 	}
 }
+
+func TestSlotBoxesInPlace(t *testing.T) {
+	var sl Slot
+	first := sl.Box("first")
+	if s, ok := first.(string); !ok || s != "first" || first != any("first") {
+		t.Fatalf("Box(%q) = %#v", "first", first)
+	}
+	second := sl.Box("second")
+	if first != "second" || second != "second" {
+		t.Fatalf("after a second Box: %#v and %#v; want both to read the slot's \"second\"", first, second)
+	}
+	if allocs := testing.AllocsPerRun(1000, func() { _ = sl.Box("word") }); allocs != 0 {
+		t.Fatalf("Slot.Box allocates %.1f times per call; want 0", allocs)
+	}
+}
