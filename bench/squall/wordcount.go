@@ -26,7 +26,7 @@ var sentences = []string{
 
 // split emits each space-separated word of the sentence.
 func split(_ context.Context, t trident.Tuple, out trident.Collector) error {
-	for _, w := range strings.Split(t.String("sentence"), " ") {
+	for w := range strings.SplitSeq(t.String("sentence"), " ") {
 		trident.EmitString(out, w)
 	}
 	return nil
