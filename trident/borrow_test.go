@@ -3,12 +3,14 @@ package trident
 import (
 	"context"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/runtime"
 	"github.com/squallstream/squall/trident/spout"
 )
 
@@ -26,9 +28,8 @@ func (borrowingCount) Combine(a, b int64) int64 { return a + b }
 func (borrowingCount) Zero() int64              { return 0 }
 func (borrowingCount) BorrowsTuples() bool      { return true }
 
-// reusedFor reports whether the stage task running s's node builds the
-// node's output tuples in reused storage.
-func reusedFor(t *testing.T, tt *Topology, s *Stream) bool {
+// stageTaskOf returns a stage task of the stage that runs node n.
+func stageTaskOf(t *testing.T, tt *Topology, n *node) *stageTask {
 	t.Helper()
 	if len(tt.errs) > 0 {
 		t.Fatal(tt.errs)
@@ -36,13 +37,20 @@ func reusedFor(t *testing.T, tt *Topology, s *Stream) bool {
 	p := tt.plan()
 	for _, stage := range p.Stages {
 		for _, pn := range stage.Nodes {
-			if nodeOf(pn) == s.n {
-				return newStageTask(p, stage, tt.nodes, &Config{}, nil).fanouts[s.n.id].reuse != nil
+			if nodeOf(pn) == n {
+				return newStageTask(p, stage, tt.nodes, &Config{}, nil)
 			}
 		}
 	}
-	t.Fatalf("node %v in no stage", s.n)
-	return false
+	t.Fatalf("node %v in no stage", n)
+	return nil
+}
+
+// reusedFor reports whether the stage task running s's node builds the
+// node's output tuples in reused storage.
+func reusedFor(t *testing.T, tt *Topology, s *Stream) bool {
+	t.Helper()
+	return stageTaskOf(t, tt, s.n).fanouts[s.n.id].reuse != nil
 }
 
 // TestReusedOnlyWhenEveryConsumerBorrows: an Each's output is built in
@@ -134,4 +142,50 @@ func TestBorrowedTuplesCountAndRejectRight(t *testing.T) {
 			t.Fatalf("dead letters %q, want %q", gotLetters, wantLetters)
 		}
 	})
+}
+
+// TestBorrowedPathAllocatesNothing: once a batch has seen its words, a
+// sentence split with EmitString into a borrowing pre-aggregation costs
+// no allocation at all; into a combiner that does not borrow, the arena's
+// chunks (a values chunk per 1,024 values, a string chunk per 512 words).
+func TestBorrowedPathAllocatesNothing(t *testing.T) {
+	split := FunctionFunc(func(_ context.Context, t Tuple, out Collector) error {
+		for w := range strings.SplitSeq(t.String("sentence"), " ") {
+			EmitString(out, w)
+		}
+		return nil
+	})
+	const runs = 10_000
+	mallocs := func(agg CombinerAggregator[int64]) uint64 {
+		tt := NewTopology("allocs")
+		s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
+		words := s.Each(Fields{"sentence"}, split, "word")
+		PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, agg, "count")
+		st := stageTaskOf(t, tt, s.n)
+		st.ctx = context.Background()
+		bt := &runtime.Batch{Attempt: Attempt{TxID: 1}, Data: st.Begin(Attempt{TxID: 1})}
+		line := []any{sentences[1]} // 11 words
+		source := func() {
+			if err := st.Source(bt, line); err != nil {
+				t.Fatal(err)
+			}
+		}
+		source() // the batch's groups
+		defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		for range runs {
+			source()
+		}
+		goruntime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	if n := mallocs(borrowingCount{}); n > runs/1000 {
+		t.Errorf("borrowed: %d allocations for %d sentences, want none", n, runs)
+	}
+	// 110,000 words: their values and strings in the arena's chunks,
+	// about 400.
+	if n := mallocs(count{}); n < runs/100 {
+		t.Errorf("not borrowed: %d allocations for %d sentences, want the arena's chunks", n, runs)
+	}
 }
