@@ -4,9 +4,9 @@ import "github.com/squallstream/squall/internal/arena"
 
 // TupleBorrower is implemented by an operation that keeps nothing of a
 // tuple it is passed once the call returns: not the Tuple, not its
-// Values, not an interface value that Value or Lookup returned, not in
-// an error it returns either. What it converted to a type of its own may
-// be kept (the string that String
+// Values, not an interface value that Value or Lookup returned, neither
+// in an error it returns nor in a value it emits. What it converted to a
+// type of its own may be kept or emitted (the string that String
 // returns, a number). The runtime then passes such an operation tuples
 // built in storage it reuses from one tuple to the next, which spares the
 // allocations of every tuple a Function emits to it.
