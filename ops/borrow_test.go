@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/squallstream/squall/ops"
 	"github.com/squallstream/squall/state"
-	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -54,22 +52,8 @@ func TestRejectedBorrowedValuesKeepTheirWords(t *testing.T) {
 		trident.PersistentAggregate(g, counts, trident.Fields{"word"}, ops.Count{}, "count")
 		trident.PersistentAggregate(g, trident.OpaqueMemory[int64]("sums"), trident.Fields{"word"}, ops.Sum[int64]("word"), "sum")
 
-		c := topology.NewLocalCluster()
-		r, err := tt.Submit(context.Background(), trident.Config{DeadLetters: dead, Cluster: c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = c.Shutdown(ctx)
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := r.WaitCommitted(ctx, 2); err != nil {
-			t.Fatal(err)
-		}
-
+		runUntil(t, tt, trident.Config{DeadLetters: dead}, 2)
+		ctx := context.Background()
 		ms, err := counts(ctx, 0, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -105,24 +105,9 @@ func TestBuiltinsInATopology(t *testing.T) {
 		ops.LowestOf[int64](s, "amount").Peek(lowest.peek)
 		ops.HighestOf[int64](s, "amount").Peek(highest.peek)
 
-		cfg := trident.Config{}
-		cfg.DeadLetters = dead
-		c := topology.NewLocalCluster()
-		cfg.Cluster = c
-		r, err := tt.Submit(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = c.Shutdown(ctx)
-		}()
+		r := runUntil(t, tt, trident.Config{DeadLetters: dead}, 3)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := r.WaitCommitted(ctx, 3); err != nil {
-			t.Fatal(err)
-		}
 		for len(answers.get()) < 3 && ctx.Err() == nil {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -179,6 +164,29 @@ func TestBuiltinsInATopology(t *testing.T) {
 			t.Fatalf("debug output %q: want the sales after FilterNull", out)
 		}
 	})
+}
+
+// runUntil submits tt with cfg to a local cluster, which is shut down
+// when the test ends, and waits until txid is committed.
+func runUntil(t *testing.T, tt *trident.Topology, cfg trident.Config, txid trident.TxID) *trident.Running {
+	t.Helper()
+	c := topology.NewLocalCluster()
+	cfg.Cluster = c
+	r, err := tt.Submit(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = c.Shutdown(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.WaitCommitted(ctx, txid); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func slicesEqual(a, b [][]any) bool {
