@@ -144,8 +144,8 @@ func (p *pendingTable) rehash(size int) {
 }
 
 // removeIf removes, in no particular order, the trees for which drop
-// reports true and then calls dropped with each. Both may add trees to the
-// table (dropped typically calls Spout.Fail, which may emit).
+// reports true and then calls dropped with each, which may add trees to
+// the table (it typically calls Spout.Fail, which may emit).
 func (p *pendingTable) removeIf(drop func(*pendingTree) bool, dropped func(pendingTree)) {
 	var gone []pendingTree
 	for e := range p.trees {

@@ -127,7 +127,8 @@ func (n *network) close() {
 	}
 }
 
-// send forwards one peer's batches until ctx ends.
+// send forwards one peer's batches until ctx ends. Client.Send has
+// encoded a batch when forward returns, so the batch is given back.
 func (n *network) send(ctx context.Context, pe *peer) {
 	defer n.wg.Done()
 	for {
@@ -151,17 +152,6 @@ func (n *network) send(ctx context.Context, pe *peer) {
 // freeBatches bounds the emptied batches of each kind a peer keeps for
 // reuse.
 const freeBatches = 4
-
-// giveBack empties a sent batch and keeps it for reuse, unless enough
-// wait already. Client.Send encoded the batch before it returned, so
-// nothing refers to it any more.
-func giveBack[T any](free chan []T, b []T) {
-	clear(b) // let the tuples' values go
-	select {
-	case free <- b[:0]:
-	default:
-	}
-}
 
 // forward sends msgs to the peer. A message the wire cannot carry (a
 // value of a type neither built in nor declared with Builder.ValueTypes)

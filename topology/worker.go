@@ -73,6 +73,9 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnat
 	w.boltIn = make([]chan []Tuple, n)
 	w.ackerIn = make([]chan []ackerMsg, n)
 	w.spoutIn = make([]chan []spoutMsg, n)
+	w.boltFree = make([]chan []Tuple, n)
+	w.ackerFree = make([]chan []ackerMsg, n)
+	w.spoutFree = make([]chan []spoutMsg, n)
 	w.pending = make([]atomic.Int64, n)
 	w.quiet = make([]atomic.Uint64, n)
 	for i, e := range p.execs {
@@ -82,11 +85,9 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnat
 			// backpressure, and the peer's sender forwards them.
 			pe := net.peers[p.cluster.execPeer[i]]
 			w.boltIn[i], w.ackerIn[i], w.spoutIn[i] = pe.tuples, pe.acks, pe.outcomes
-			w.makeFree()
 			w.boltFree[i], w.ackerFree[i], w.spoutFree[i] = pe.freeTuples, pe.freeAcks, pe.freeOutcomes
 			continue
 		}
-		w.makeFree()
 		switch e.kind {
 		case boltExec:
 			w.boltIn[i] = make(chan []Tuple, w.cfg.QueueCapacity)

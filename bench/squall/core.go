@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -159,18 +158,16 @@ func submitCore(p *probe, mode spoutMode, limit int64, ack bool, parallelism int
 	return c, nil
 }
 
-// diag receives what a run logs besides its RESULT line.
-var diag io.Writer = os.Stderr
-
 // logComponents logs the executors and tasks of g's components and the
-// ackers, for checking a run's parallelism against the Storm side's log.
+// ackers on stderr, for checking a run's parallelism against the Storm
+// side's log.
 func logComponents(g topology.Graph, ackers int) {
 	parts := make([]string, 0, len(g.Components)+1)
 	for _, c := range g.Components {
 		parts = append(parts, fmt.Sprintf("%s=%d/%d", c.ID, c.Parallelism, c.Tasks))
 	}
 	parts = append(parts, fmt.Sprintf("ackers=%d", ackers))
-	fmt.Fprintln(diag, "components (executors/tasks):", strings.Join(parts, " "))
+	fmt.Fprintln(os.Stderr, "components (executors/tasks):", strings.Join(parts, " "))
 }
 
 func shutdown(c *topology.LocalCluster, err error) error {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -73,11 +75,7 @@ type statementCounts struct {
 func (c *statementCounter) Counts() statementCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	by := make(map[string]uint64, len(c.byKind))
-	for k, n := range c.byKind {
-		by[k] = n
-	}
-	return statementCounts{ByKind: by, Requests: c.requests, Batches: c.batches}
+	return statementCounts{ByKind: maps.Clone(c.byKind), Requests: c.requests, Batches: c.batches}
 }
 
 // Total is the number of statements of every kind.
@@ -100,11 +98,8 @@ func (s statementCounts) describe(events uint64) string {
 		}
 		return fmt.Sprintf(" (%.3f)", float64(n)/float64(events))
 	}
-	kinds := make([]string, 0, len(s.ByKind))
-	for k := range s.ByKind {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(i, j int) bool { return s.ByKind[kinds[i]] > s.ByKind[kinds[j]] })
+	kinds := slices.Sorted(maps.Keys(s.ByKind)) // ties in name order
+	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(s.ByKind[b], s.ByKind[a]) })
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
 		parts[i] = k + " " + thousands(s.ByKind[k]) + per(s.ByKind[k])
