@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"unicode/utf8"
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
@@ -16,37 +17,51 @@ import (
 //
 //	ops.MapGet[state.MapState[int64]]()
 //
-// The key is all of the query tuple's values,
-// in order, so query with the fields the state was grouped by, in the
-// same order: a state grouped by ("room", "hour") is queried with the
-// fields ("room", "hour").
+// The key is the query tuple's input fields (StateQuery's input), in
+// order, so query with the fields the state was grouped by, in the same
+// order: a state grouped by ("room", "hour") is queried with the fields
+// ("room", "hour"). The other fields of the tuple are never part of the
+// key.
 //
-// The query reads every key of a batch in one MultiGet and emits one
-// value per query tuple: the stored value, or nil when the key is absent
-// (as Storm emits null), so that "absent" and "zero" stay apart. Put
-// FilterNull after it to drop absent keys.
+// The query encodes each tuple's key once, reads every key of a batch in
+// one MultiGet and emits one value per query tuple: the stored value, or
+// nil when the key is absent (as Storm emits null), so that "absent" and
+// "zero" stay apart. Put FilterNull after it to drop absent keys.
 //
-// A query tuple whose values cannot form a key (state.ErrBadKey, such as
-// a map value) is rejected with trident.Reject; a MultiGet error is
-// returned wrapped, keeping its failure kind.
-func MapGet[S state.ReadOnlyMapState[V], V any]() trident.QueryFunction[S, state.Entry[V]] {
+// A query tuple whose input fields cannot form a key (state.ErrBadKey,
+// such as a map value) is rejected with trident.Reject; a MultiGet error
+// is returned wrapped, keeping its failure kind.
+func MapGet[S state.ReadOnlyMapState[V], V any]() trident.QueryFunction[S, Lookup[V]] {
 	return mapGet[S, V]{}
+}
+
+// Lookup is MapGet's result for one query tuple: the entry stored under
+// the tuple's key, or why its input fields form no key.
+type Lookup[V any] struct {
+	state.Entry[V]
+	// Err, if not nil, says why the tuple's input fields form no key (it
+	// matches state.ErrBadKey); the entry is then empty.
+	Err error
 }
 
 type mapGet[S state.ReadOnlyMapState[V], V any] struct{}
 
-func (mapGet[S, V]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]state.Entry[V], error) {
+// maxKeyText bounds how much of a bad key's values an error quotes.
+const maxKeyText = 256
+
+func (mapGet[S, V]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]Lookup[V], error) {
+	out := make([]Lookup[V], len(args))
 	keys := make([]state.Key, 0, len(args))
 	at := make([]int, 0, len(args)) // at[j]: the argument of keys[j]
 	for i, t := range args {
 		k, err := state.NewKey(t.Values()...)
 		if err != nil {
+			out[i].Err = fmt.Errorf("ops: MapGet: query tuple %s: %w", clip(fmt.Sprint(t.Values()), maxKeyText), err)
 			continue // rejected by Execute
 		}
 		keys = append(keys, k)
 		at = append(at, i)
 	}
-	out := make([]state.Entry[V], len(args))
 	if len(keys) == 0 {
 		return out, nil
 	}
@@ -58,21 +73,32 @@ func (mapGet[S, V]) BatchRetrieve(ctx context.Context, st S, args []trident.Tupl
 		return nil, fmt.Errorf("ops: MapGet: state returned %d entries for %d keys", len(got), len(keys))
 	}
 	for j, e := range got {
-		out[at[j]] = e
+		out[at[j]].Entry = e
 	}
 	return out, nil
 }
 
-func (mapGet[S, V]) Execute(_ context.Context, t trident.Tuple, e state.Entry[V], out trident.Collector) error {
-	if e.Found {
-		out.Emit(e.Val)
-		return nil
+func (mapGet[S, V]) Execute(_ context.Context, _ trident.Tuple, l Lookup[V], out trident.Collector) error {
+	switch {
+	case l.Err != nil:
+		return trident.Reject(l.Err)
+	case l.Found:
+		out.Emit(l.Val)
+	default:
+		out.Emit(nil)
 	}
-	if _, err := state.NewKey(t.Values()...); err != nil {
-		return trident.Reject(fmt.Errorf("ops: MapGet: query tuple %v: %w", t.Values(), err))
-	}
-	out.Emit(nil)
 	return nil
+}
+
+// clip returns s cut to at most n bytes, marked when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // SnapshotGet returns a state query that reads ungrouped state of type S

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"iter"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
@@ -14,8 +16,9 @@ import (
 	"github.com/squallstream/squall/trident"
 )
 
-// runQuery runs q over args as the runtime does: BatchRetrieve once, then
-// Execute per tuple. It returns what each tuple emitted.
+// runQuery runs q over args: BatchRetrieve once, then Execute per tuple,
+// each seeing the same tuples (runQueryOn gives Execute the whole tuple,
+// as the runtime does). It returns what each tuple emitted.
 func runQuery[S, R any](q trident.QueryFunction[S, R], st S, args []trident.Tuple) ([][][]any, error) {
 	ctx := context.Background()
 	results, err := q.BatchRetrieve(ctx, st, args)
@@ -232,5 +235,83 @@ func TestTupleCollectionGet(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rec.emitted, [][]any{{"a"}}) {
 		t.Fatalf("emitted %v before the error", rec.emitted)
+	}
+}
+
+// runQueryOn runs q as the runtime runs a StateQuery: BatchRetrieve sees
+// each tuple's input fields, Execute the whole tuple. It returns what each
+// tuple emitted and the error of each Execute.
+func runQueryOn[S, R any](t *testing.T, q trident.QueryFunction[S, R], st S, input []string, tuples []trident.Tuple) ([][][]any, []error) {
+	t.Helper()
+	args := make([]trident.Tuple, len(tuples))
+	for i, tu := range tuples {
+		vals := make([]any, len(input))
+		for j, f := range input {
+			vals[j] = tu.Get(f)
+		}
+		args[i] = trident.NewTuple(input, vals...)
+	}
+	results, err := q.BatchRetrieve(context.Background(), st, args)
+	if err != nil || len(results) != len(args) {
+		t.Fatalf("BatchRetrieve: %d results for %d tuples, %v", len(results), len(args), err)
+	}
+	out := make([][][]any, len(tuples))
+	errs := make([]error, len(tuples))
+	for i, r := range results {
+		rec := &recorder{}
+		errs[i] = q.Execute(context.Background(), tuples[i], r, rec)
+		out[i] = rec.emitted
+	}
+	return out, errs
+}
+
+// TestMapGetKeyIsTheInputFields: the key is made of the query's input
+// fields only; another field that could not be a key (a map) does not
+// reject the tuple, a bad input field does.
+func TestMapGetKeyIsTheInputFields(t *testing.T) {
+	m := counts(t, entry{"r1", 14, 3})
+	tuples := []trident.Tuple{
+		tup("args room hour", map[string]int{"not": 1}, "r1", 14),
+		tup("args room hour", map[string]int{"not": 1}, "r2", 14),
+		tup("args room hour", "x", map[string]int{"bad": 1}, 14),
+	}
+	got, errs := runQueryOn(t, MapGet[*opaque.Map[int64]](), m, []string{"room", "hour"}, tuples)
+	if errs[0] != nil || errs[1] != nil || !reflect.DeepEqual(got[:2], [][][]any{{{int64(3)}}, {{nil}}}) {
+		t.Fatalf("a map outside the key: emitted %v, errors %v; want 3 and nil, no error", got[:2], errs[:2])
+	}
+	if !errors.Is(errs[2], state.ErrBadKey) || !strings.HasPrefix(errs[2].Error(), "trident: tuple rejected: ops: MapGet: query tuple [map[bad:1] 14]: ") {
+		t.Fatalf("a map in the key: %v; want a rejection naming the key's values", errs[2])
+	}
+}
+
+// TestMapGetLargeOtherField: a batch of absent keys whose tuples carry a
+// 1 MiB field outside the key (a DRPC request's arguments) costs the keys'
+// encodings, not one copy of the tuple per absent key: it allocates far
+// less than the argument times the tuples (2 GiB before the key was
+// encoded once per tuple from the input fields only).
+func TestMapGetLargeOtherField(t *testing.T) {
+	m := counts(t, entry{"r1", 14, 3})
+	big := strings.Repeat("w ", 1<<19) // 1 MiB
+	tuples := make([]trident.Tuple, 2000)
+	for i := range tuples {
+		tuples[i] = tup("args room hour", big, "absent", i)
+	}
+	q := MapGet[*opaque.Map[int64]]()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	got, errs := runQueryOn(t, q, m, []string{"room", "hour"}, tuples)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	for i := range tuples {
+		if errs[i] != nil || !reflect.DeepEqual(got[i], [][]any{{nil}}) {
+			t.Fatalf("tuple %d: %v, %v; want nil (absent)", i, got[i], errs[i])
+		}
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("%d absent keys with a 1 MiB field outside the key allocated %d MiB (in %v); want under 16 MiB", len(tuples), alloc>>20, took)
+	}
+	if took > time.Second {
+		t.Fatalf("%d absent keys with a 1 MiB field outside the key took %v; want well under a second", len(tuples), took)
 	}
 }
