@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // DefaultPrefix is the prefix of every key of a cluster.
@@ -140,6 +142,10 @@ type Spec struct {
 	// count is computed afresh rather than kept.
 	Rebalance int64     `json:"rebalance"`
 	Submitted time.Time `json:"submitted"`
+	// Owner is the identity that first submitted the topology
+	// ("client:alice"), when the cluster runs with certificates: the
+	// nimbus's policy lets it (and admins) change the topology.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Assignment is where a topology runs, with what a supervisor needs to run
@@ -156,6 +162,10 @@ type Assignment struct {
 	// keeps it.
 	Epoch   int64    `json:"epoch"`
 	Workers []Worker `json:"workers"` // sorted by slot
+	// Signature is the leader nimbus's signature of everything above
+	// (SigningBytes), when the cluster runs with certificates: supervisors
+	// run nothing a nimbus did not sign.
+	Signature *pki.Signature `json:"signature,omitempty"`
 }
 
 // Worker is one worker of an Assignment.

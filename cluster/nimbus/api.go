@@ -16,6 +16,7 @@ import (
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/httpguard"
 )
 
 // The API of the command line, served by every nimbus under /api/. Every
@@ -57,8 +58,10 @@ func checkWorkers(n int) error {
 }
 
 // SubmitTopology uploads a topology's artifact (waiting for its
-// replication) and records its spec as active, keeping the status and
-// rebalance count of an earlier submission (an upgrade). Leader only.
+// replication) and records its spec as active, keeping the status,
+// rebalance count and owner of an earlier submission (an upgrade). The
+// owner of a new topology is the identity of ctx's request, if the
+// nimbus has certificates (httpguard.IdentityFrom). Leader only.
 func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, fingerprint string, code io.Reader) (meta.Spec, error) {
 	if err := meta.CheckName("topology", name); err != nil {
 		return meta.Spec{}, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -73,6 +76,9 @@ func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, f
 	return n.updateSpec(ctx, name, true, func(s *meta.Spec) error {
 		if s.Topology == "" {
 			*s = meta.Spec{Topology: name, Status: meta.Active, Submitted: n.cfg.Clock.Now().UTC()}
+			if id, ok := httpguard.IdentityFrom(ctx); ok && n.secure() {
+				s.Owner = id.String()
+			}
 		}
 		s.Artifact, s.Fingerprint, s.Workers = dg.String(), fingerprint, max(workers, 1)
 		return nil
@@ -245,6 +251,8 @@ func writeError(w http.ResponseWriter, err error) {
 		e.Kind, code = "not_found", http.StatusNotFound
 	case errors.Is(err, ErrInvalid):
 		e.Kind, code = "invalid", http.StatusBadRequest
+	case errors.Is(err, ErrForbidden):
+		e.Kind, code = "forbidden", http.StatusForbidden
 	case errors.Is(err, leader.ErrDeposed), errors.Is(err, codestore.ErrReplication), errors.Is(err, leader.ErrNotLeader):
 		e.Kind, code = "unavailable", http.StatusServiceUnavailable
 	}
@@ -273,6 +281,9 @@ func (n *Nimbus) apiHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/topologies/{name}", func(w http.ResponseWriter, r *http.Request) {
 		workers, err := intParam(r, "workers")
+		if err == nil {
+			err = n.authorize(r.Context(), ActionSubmit, r.PathValue("name"))
+		}
 		if err != nil {
 			writeError(w, err)
 			return
@@ -285,7 +296,11 @@ func (n *Nimbus) apiHandler() http.Handler {
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("DELETE /api/topologies/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if err := n.Kill(r.Context(), r.PathValue("name")); err != nil {
+		err := n.authorize(r.Context(), ActionKill, r.PathValue("name"))
+		if err == nil {
+			err = n.Kill(r.Context(), r.PathValue("name"))
+		}
+		if err != nil {
 			writeError(w, err)
 			return
 		}
@@ -294,19 +309,9 @@ func (n *Nimbus) apiHandler() http.Handler {
 	mux.HandleFunc("POST /api/topologies/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
 		var s meta.Spec
-		var err error
-		switch r.PathValue("action") {
-		case "activate":
-			s, err = n.SetStatus(r.Context(), name, meta.Active)
-		case "deactivate":
-			s, err = n.SetStatus(r.Context(), name, meta.Inactive)
-		case "rebalance":
-			var workers int
-			if workers, err = intParam(r, "workers"); err == nil {
-				s, err = n.Rebalance(r.Context(), name, workers)
-			}
-		default:
-			err = fmt.Errorf("%w: unknown action %q", ErrInvalid, r.PathValue("action"))
+		err := n.authorize(r.Context(), Action(r.PathValue("action")), name)
+		if err == nil {
+			err = n.act(r, name, &s)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -315,6 +320,10 @@ func (n *Nimbus) apiHandler() http.Handler {
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("GET /api/v1/cluster", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.allow(r.Context(), ActionRead, nil); err != nil {
+			writeError(w, err)
+			return
+		}
 		c, err := n.Cluster(r.Context())
 		if err != nil {
 			writeError(w, err)
@@ -323,6 +332,10 @@ func (n *Nimbus) apiHandler() http.Handler {
 		writeJSON(w, http.StatusOK, c)
 	})
 	mux.HandleFunc("GET /api/topologies", func(w http.ResponseWriter, r *http.Request) {
+		if err := n.allow(r.Context(), ActionRead, nil); err != nil {
+			writeError(w, err)
+			return
+		}
 		ts, err := n.List(r.Context())
 		if err != nil {
 			writeError(w, err)
@@ -331,4 +344,49 @@ func (n *Nimbus) apiHandler() http.Handler {
 		writeJSON(w, http.StatusOK, ts)
 	})
 	return mux
+}
+
+// act runs a topology action of the API.
+func (n *Nimbus) act(r *http.Request, name string, s *meta.Spec) (err error) {
+	switch r.PathValue("action") {
+	case "activate":
+		*s, err = n.SetStatus(r.Context(), name, meta.Active)
+	case "deactivate":
+		*s, err = n.SetStatus(r.Context(), name, meta.Inactive)
+	case "rebalance":
+		var workers int
+		if workers, err = intParam(r, "workers"); err == nil {
+			*s, err = n.Rebalance(r.Context(), name, workers)
+		}
+	default:
+		err = fmt.Errorf("%w: unknown action %q", ErrInvalid, r.PathValue("action"))
+	}
+	return err
+}
+
+// authorize applies the policy to an action on topology name, against
+// its current spec.
+func (n *Nimbus) authorize(ctx context.Context, action Action, name string) error {
+	if !n.secure() {
+		return nil
+	}
+	spec, err := n.readSpec(ctx, name)
+	if err != nil {
+		return err
+	}
+	return n.allow(ctx, action, spec)
+}
+
+// readSpec reads a topology's spec (nil when it is not submitted).
+func (n *Nimbus) readSpec(ctx context.Context, name string) (*meta.Spec, error) {
+	key := n.keys.Spec(name)
+	resp, err := n.cfg.Client.Get(ctx, key)
+	if err != nil || len(resp.Kvs) == 0 {
+		return nil, err
+	}
+	var s meta.Spec
+	if err := meta.Decode(key, resp.Kvs[0].Value, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }

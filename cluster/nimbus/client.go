@@ -11,12 +11,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // Client sends the command line's requests to the leader nimbus: it looks
@@ -28,7 +30,28 @@ type Client struct {
 	// Nimbus, if set, is the address (host:port) of the one nimbus to ask;
 	// a standby's refusal is then an error naming the leader.
 	Nimbus string
+	// Bundle, if set, is the client's certificate (role client or admin):
+	// the client then speaks HTTPS and accepts only nimbuses of the
+	// cluster. HTTP is ignored then.
+	Bundle *pki.Bundle
 	HTTP   *http.Client // nil: no timeout beyond ctx
+
+	tlsOnce sync.Once
+	tls     *http.Client
+}
+
+// httpClient is the client's HTTP client and URL scheme.
+func (c *Client) httpClient() (*http.Client, string) {
+	if c.Bundle != nil {
+		c.tlsOnce.Do(func() {
+			c.tls = &http.Client{Transport: &http.Transport{TLSClientConfig: c.Bundle.ClientTLS(pki.Nimbus)}}
+		})
+		return c.tls, "https://"
+	}
+	if c.HTTP != nil {
+		return c.HTTP, "http://"
+	}
+	return http.DefaultClient, "http://"
 }
 
 // APIError is a nimbus's refusal.
@@ -79,10 +102,7 @@ func (c *Client) Leader(ctx context.Context) (string, error) {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body func() (io.ReadCloser, error), out any) error {
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc, scheme := c.httpClient()
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		addr := c.Nimbus
@@ -99,7 +119,7 @@ func (c *Client) do(ctx context.Context, method, path string, body func() (io.Re
 				return err
 			}
 		}
-		req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+		req, err := http.NewRequestWithContext(ctx, method, scheme+addr+path, rd)
 		if err != nil {
 			if rd != nil {
 				rd.Close()

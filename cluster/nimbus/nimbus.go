@@ -13,6 +13,7 @@ package nimbus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,9 @@ import (
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/internal/httpguard"
 )
 
 // Defaults of the zero Config's scheduling fields.
@@ -66,8 +69,21 @@ type Config struct {
 	// and 5 minutes).
 	FailureLimit int
 	AvoidFor     time.Duration
-	Clock        clock.Clock
-	Logger       *slog.Logger
+	// Bundle is this nimbus's certificate (role nimbus) and the cluster
+	// CA. With it the nimbus serves HTTPS with mutual TLS, authorizes every
+	// request (see Policy), fetches code only from nimbuses, and signs the
+	// assignments it writes. Without it (tests, loopback only) it serves
+	// plain HTTP and signs nothing.
+	Bundle *pki.Bundle
+	// Policy decides who may change what (nil: DefaultPolicy).
+	Policy Policy
+	// MaxArtifactBytes bounds an uploaded artifact (default
+	// DefaultMaxArtifactBytes); MaxUploads the uploads at once (default
+	// DefaultMaxUploads).
+	MaxArtifactBytes int64
+	MaxUploads       int
+	Clock            clock.Clock
+	Logger           *slog.Logger
 }
 
 // Nimbus is one nimbus daemon's cluster side.
@@ -79,6 +95,7 @@ type Nimbus struct {
 	cand  *leader.Candidate
 	keys  meta.Layout
 	sched *scheduler
+	guard *httpguard.Guard
 
 	specMu sync.Mutex // serializes the leader's spec writes
 }
@@ -110,6 +127,18 @@ func New(cfg Config) (*Nimbus, error) {
 	if cfg.AvoidFor == 0 {
 		cfg.AvoidFor = DefaultAvoidFor
 	}
+	if cfg.Policy == nil {
+		cfg.Policy = DefaultPolicy
+	}
+	if cfg.MaxArtifactBytes == 0 {
+		cfg.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if cfg.MaxUploads == 0 {
+		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.MaxArtifactBytes < 0 || cfg.MaxUploads < 0 {
+		return nil, errors.New("nimbus: negative MaxArtifactBytes or MaxUploads")
+	}
 	cfg.Clock = clock.Or(cfg.Clock)
 	dir, err := codestore.OpenDir(cfg.CodeDir)
 	if err != nil {
@@ -121,11 +150,22 @@ func New(cfg Config) (*Nimbus, error) {
 			return nil, fmt.Errorf("nimbus: %w", err)
 		}
 	}
-	n := &Nimbus{cfg: cfg, ln: ln, url: "http://" + ln.Addr().String(), keys: meta.New(cfg.Prefix)}
+	if cfg.Bundle == nil && !httpguard.LoopbackAddr(ln.Addr().String()) {
+		ln.Close()
+		return nil, fmt.Errorf("%w, not on %s", errPlainOffLoopback, ln.Addr())
+	}
+	scheme := "http://"
+	var httpClient *http.Client
+	if cfg.Bundle != nil {
+		scheme = "https://"
+		httpClient = &http.Client{Timeout: transferTime, Transport: &http.Transport{TLSClientConfig: cfg.Bundle.ClientTLS(pki.Nimbus)}}
+	}
+	n := &Nimbus{cfg: cfg, ln: ln, url: scheme + advertised(cfg.ID, ln), keys: meta.New(cfg.Prefix),
+		guard: httpguard.New(httpguard.Config{Server: "nimbus", Logger: cfg.Logger, WriteError: httpguard.JSONError})}
 	n.sched = newScheduler(n)
 	n.store, err = codestore.New(codestore.Config{Client: cfg.Client, Prefix: cfg.Prefix, ID: cfg.ID, URL: n.url, Dir: dir,
 		TTL: cfg.TTL, ScanInterval: cfg.ScanInterval, ReplicationFactor: cfg.ReplicationFactor,
-		ReplicationTimeout: cfg.ReplicationTimeout, Logger: cfg.Logger})
+		ReplicationTimeout: cfg.ReplicationTimeout, HTTPClient: httpClient, Logger: cfg.Logger})
 	if err == nil {
 		n.cand, err = leader.New(leader.Config{Client: cfg.Client, Prefix: cfg.Prefix + "/nimbus/leader", ID: cfg.ID,
 			TTL: cfg.TTL, Ready: n.store.Ready, Wake: n.store.Changed, Logger: cfg.Logger})
@@ -149,13 +189,11 @@ func (n *Nimbus) Candidate() *leader.Candidate { return n.cand }
 // Run serves and campaigns until ctx is done, then stops everything
 // (resigning a leadership it holds) and returns ctx's error.
 func (n *Nimbus) Run(ctx context.Context) error {
-	mux := http.NewServeMux()
-	mux.Handle("/code/", n.store.Handler())
-	mux.Handle("/api/", n.apiHandler())
-	mux.Handle("GET /metrics", n.metricsHandler())
-	mux.HandleFunc("GET /{$}", n.servePage)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv, err := n.server()
+	if err != nil {
+		n.ln.Close()
+		return err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -170,7 +208,11 @@ func (n *Nimbus) Run(ctx context.Context) error {
 		srv.Shutdown(sctx)
 	})
 	defer stop()
-	if err := srv.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
+	ln := n.ln
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		serveErr = fmt.Errorf("nimbus: serving code: %w", err)
 	}
 	cancel()
@@ -206,3 +248,15 @@ func (n *Nimbus) WriteAssignment(ctx context.Context, topology string, value []b
 	_, err = l.Write(ctx, clientv3.OpPut(n.AssignmentKey(topology), string(value)))
 	return err
 }
+
+// advertised is the address others reach a nimbus at: its ID when it is
+// an address, else its listener's.
+func advertised(id string, ln net.Listener) string {
+	if _, _, err := net.SplitHostPort(id); err == nil {
+		return id
+	}
+	return ln.Addr().String()
+}
+
+// Guard is the nimbus's HTTP guard: its refusal counts.
+func (n *Nimbus) Guard() *httpguard.Guard { return n.guard }

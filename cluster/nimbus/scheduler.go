@@ -175,7 +175,8 @@ func (s *scheduler) watch(ctx context.Context, prefix string, events chan<- stru
 type state struct {
 	specs       map[string]meta.Spec
 	assignments map[string]meta.Assignment
-	raw         map[string]string // assignment key → stored value
+	raw         map[string]string // assignment key → stored value, unsigned
+	unverified  []string          // assignments whose signature is missing or bad
 	supervisors map[string]meta.SupervisorInfo
 	workers     []meta.WorkerInfo
 	crashes     []meta.Crash
@@ -203,7 +204,12 @@ func (s *scheduler) read(ctx context.Context) (*state, error) {
 			var v meta.Assignment
 			if err = meta.Decode(key, kv.Value, &v); err == nil {
 				name := strings.TrimPrefix(key, k.Assignments())
-				st.assignments[name], st.raw[name] = v, string(kv.Value)
+				if err = s.n.checkSigned(v); err == nil {
+					st.assignments[name], st.raw[name] = v, meta.Encode(v.Unsigned())
+				} else {
+					st.unverified = append(st.unverified, name)
+					err = fmt.Errorf("nimbus: %w; assigning the topology afresh", err)
+				}
 			}
 		case strings.HasPrefix(key, k.Supervisors()):
 			var v meta.SupervisorInfo
@@ -250,13 +256,22 @@ func (s *scheduler) pass(ctx context.Context, l *leader.Leadership) error {
 			old = &cur
 		}
 		a := toAssignment(spec, next[name], old, st.revision+1)
-		v := meta.Encode(a)
-		if st.raw[name] == v {
+		if st.raw[name] == meta.Encode(a) {
 			continue
+		}
+		v, err := s.n.encodeSigned(a)
+		if err != nil {
+			return err
 		}
 		s.log.Info("nimbus: assigning", "topology", name, "workers", slotsOf(&a), "was", slotsOf(old), "status", a.Status,
 			"epoch", a.Epoch)
 		ops = append(ops, clientv3.OpPut(s.n.keys.Assignment(name), v))
+	}
+	for _, name := range st.unverified {
+		if _, ok := st.specs[name]; !ok {
+			s.log.Warn("nimbus: deleting an assignment no nimbus signed, of a topology not submitted", "topology", name)
+			ops = append(ops, clientv3.OpDelete(s.n.keys.Assignment(name)))
+		}
 	}
 	for name := range st.assignments {
 		if _, ok := st.specs[name]; !ok {
