@@ -1,6 +1,8 @@
 package drpc
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -10,24 +12,40 @@ import (
 // the topology calls Next when it emits a batch attempt, Answer when the
 // batch's results are complete, and Committed when txids committed.
 type Function struct {
-	name string
-	max  int
+	name          string
+	maxPending    int
+	maxConcurrent int
 
 	mu       sync.Mutex
 	pending  []*request          // FIFO, waiting for a batch
 	assigned map[uint64]*request // by txid
+	inflight int                 // admitted requests whose caller waits
 	closed   bool
 	cause    func(txid uint64) error
 }
+
+// errBatchEnded is the cause of the context of an answered request once
+// its batch is forgotten (committed, released or closed).
+var errBatchEnded = errors.New("drpc: the request's batch ended")
 
 type request struct {
 	id      string
 	args    string
 	attempt int // of the batch that took it
 
+	// ctx is the request's work: done when the request ends without an
+	// answer (cause: its error) or once its batch is forgotten.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
 	done chan struct{} // closed once answered, failed or abandoned
 	rows [][]any
 	err  error
+}
+
+func newRequest(id, args string) *request {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &request{id: id, args: args, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 // Request is what a batch emits for a request.
@@ -47,13 +65,43 @@ func (f *Function) FailureCause(cause func(txid uint64) error) {
 	f.cause = cause
 }
 
+// acquire admits a request to the function: it fails with ErrStopped
+// when the function is closed and with ErrOverloaded when maxConcurrent
+// requests are in flight. An admitted request calls release once its
+// caller has the answer.
+func (f *Function) acquire() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return fmt.Errorf("%w: %s", ErrStopped, f.name)
+	case f.inflight >= f.maxConcurrent:
+		return fmt.Errorf("%w: %d requests to %s in flight already", ErrOverloaded, f.inflight, f.name)
+	}
+	f.inflight++
+	return nil
+}
+
+func (f *Function) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inflight--
+}
+
+// InFlight returns the number of admitted requests whose callers wait.
+func (f *Function) InFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inflight
+}
+
 func (f *Function) enqueue(r *request) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
 	case f.closed:
 		return fmt.Errorf("%w: %s", ErrStopped, f.name)
-	case len(f.pending) >= f.max:
+	case len(f.pending) >= f.maxPending:
 		return fmt.Errorf("%w: %d requests to %s wait already", ErrBusy, len(f.pending), f.name)
 	}
 	f.pending = append(f.pending, r)
@@ -89,6 +137,7 @@ func (f *Function) Next(txid uint64, attempt int) *Request {
 				}
 			}
 			r.finish(nil, err)
+			r.cancel(err) // its attempt is over, answered or not
 			return nil
 		}
 		return &Request{ID: r.id, Args: r.args}
@@ -102,6 +151,21 @@ func (f *Function) Next(txid uint64, attempt int) *Request {
 		r.attempt = attempt
 		f.assigned[txid] = r
 		return &Request{ID: r.id, Args: r.args}
+	}
+	return nil
+}
+
+// Context returns the context of the request batch txid took, or nil if
+// it took none. The work of the request's batch runs under it: it is done
+// when the request ends without an answer (its deadline passed, its
+// caller went away, its batch failed, the topology stopped; the cause is
+// the request's error) and, for an answered request, once its batch is
+// forgotten (Committed, Release, Close).
+func (f *Function) Context(txid uint64) context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.assigned[txid]; r != nil {
+		return r.ctx
 	}
 	return nil
 }
@@ -123,6 +187,7 @@ func (f *Function) Committed(txid uint64) {
 	for t, r := range f.assigned {
 		if t <= txid {
 			r.finish(nil, fmt.Errorf("%w: %s: its batch (txid %d) committed without results", ErrFailed, f.name, t))
+			r.cancel(errBatchEnded)
 			delete(f.assigned, t)
 		}
 	}
@@ -144,6 +209,7 @@ func (f *Function) Release() {
 	err := fmt.Errorf("%w: %s: the worker running the request's batch stopped", ErrStopped, f.name)
 	for _, r := range f.assigned {
 		r.finish(nil, err)
+		r.cancel(errBatchEnded)
 	}
 	f.assigned = map[uint64]*request{}
 }
@@ -161,6 +227,7 @@ func (f *Function) Close() error {
 	}
 	for _, r := range f.assigned {
 		r.finish(nil, err)
+		r.cancel(errBatchEnded)
 	}
 	f.pending, f.assigned = nil, map[uint64]*request{}
 	return nil
@@ -172,13 +239,17 @@ func (f *Function) isClosed() bool {
 	return f.closed
 }
 
-// finish ends r once: the first answer or error wins.
+// finish ends r once: the first answer or error wins. An error also
+// cancels the request's work, with the error as the cause.
 func (r *request) finish(rows [][]any, err error) {
 	if r.ended() {
 		return
 	}
 	r.rows, r.err = rows, err
 	close(r.done)
+	if err != nil {
+		r.cancel(err)
+	}
 }
 
 func (r *request) ended() bool {

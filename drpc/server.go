@@ -4,20 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/squallstream/squall/internal/clock"
 )
 
 // Errors of Execute, matched with errors.Is.
 var (
 	// ErrUnknownFunction: no running topology serves the function.
 	ErrUnknownFunction = errors.New("drpc: no topology serves this function")
+	// ErrOverloaded: MaxConcurrent requests of the function are in
+	// flight; the request was refused at once.
+	ErrOverloaded = errors.New("drpc: too many requests in flight")
 	// ErrBusy: the function's queue is full.
 	ErrBusy = errors.New("drpc: too many requests waiting")
-	// ErrTimeout: the request's deadline passed before its result.
+	// ErrTooLarge: the arguments are over MaxArgs.
+	ErrTooLarge = errors.New("drpc: arguments too large")
+	// ErrTimeout: the request's deadline passed, or its caller went away,
+	// before its result.
 	ErrTimeout = errors.New("drpc: the request timed out")
 	// ErrFailed: the request's batch failed.
 	ErrFailed = errors.New("drpc: the request failed")
@@ -25,58 +31,26 @@ var (
 	ErrStopped = errors.New("drpc: the topology serving the function stopped")
 )
 
-// Defaults of the zero Config.
-const (
-	DefaultTimeout    = 10 * time.Second
-	DefaultMaxTimeout = time.Minute
-	DefaultMaxPending = 1000
-	DefaultMaxArgs    = 1 << 20
-)
-
-// Config of a Server. The zero Config is ready to use.
-type Config struct {
-	// Timeout is the deadline of a request that names none.
-	Timeout time.Duration
-	// MaxTimeout caps the deadline a request may ask for.
-	MaxTimeout time.Duration
-	// MaxPending bounds the requests of one function waiting for a batch.
-	MaxPending int
-	// MaxArgs bounds the size of a request's arguments, in bytes.
-	MaxArgs int
-	// Clock times the deadlines; nil means the system clock.
-	Clock clock.Clock
-}
-
-func (c Config) withDefaults() Config {
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxTimeout <= 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
-	if c.MaxPending <= 0 {
-		c.MaxPending = DefaultMaxPending
-	}
-	if c.MaxArgs <= 0 {
-		c.MaxArgs = DefaultMaxArgs
-	}
-	c.Clock = clock.Or(c.Clock)
-	return c
-}
-
 // Server holds the requests of its functions. It is safe for concurrent
 // use.
 type Server struct {
-	cfg Config
+	cfg      Config
+	log      *slog.Logger
+	counters counters
 
 	mu        sync.Mutex
 	functions map[string]*Function
 	nextID    uint64
 }
 
-// NewServer returns a Server.
+// NewServer returns a Server. It panics if cfg.Validate fails: check a
+// Config built from user input with Validate first.
 func NewServer(cfg Config) *Server {
-	return &Server{cfg: cfg.withDefaults(), functions: map[string]*Function{}}
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	cfg = cfg.withDefaults()
+	return &Server{cfg: cfg, log: cfg.Logger, functions: map[string]*Function{}}
 }
 
 // Result is a request's answer: one row per tuple the topology returned,
@@ -88,25 +62,60 @@ type Result struct {
 
 // Execute asks function with args and waits for the result, until the
 // request's deadline (timeout, or the Config's Timeout when zero, at most
-// its MaxTimeout) or ctx is done.
+// its MaxTimeout) or ctx is done. When either comes first the request
+// ends with ErrTimeout and the work of its batch is cancelled
+// (Function.Context). A request is refused at once, and counted, when its
+// arguments are over MaxArgs (ErrTooLarge), when MaxConcurrent requests of
+// the function are in flight (ErrOverloaded) or when MaxPending wait for a
+// batch (ErrBusy).
 func (s *Server) Execute(ctx context.Context, function, args string, timeout time.Duration) (Result, error) {
 	if len(args) > s.cfg.MaxArgs {
-		return Result{}, fmt.Errorf("drpc: %s: arguments of %d bytes, at most %d", function, len(args), s.cfg.MaxArgs)
+		return Result{}, s.refused(function, &s.counters.tooLarge,
+			fmt.Errorf("%w: %s: arguments of %d bytes, at most %d", ErrTooLarge, function, len(args), s.cfg.MaxArgs))
 	}
+	f, err := s.admit(function)
+	if err != nil {
+		return Result{}, err
+	}
+	defer f.release()
+	return s.execute(ctx, f, args, timeout)
+}
+
+// admit takes a place among the function's requests in flight; the
+// caller releases it once it has the answer.
+func (s *Server) admit(function string) (*Function, error) {
+	s.mu.Lock()
+	f := s.functions[function]
+	s.mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownFunction, function)
+	}
+	if err := f.acquire(); err != nil {
+		if errors.Is(err, ErrOverloaded) {
+			return nil, s.refused(function, &s.counters.overloaded, err)
+		}
+		return nil, err
+	}
+	s.counters.admitted.Add(1)
+	return f, nil
+}
+
+// execute runs an admitted request.
+func (s *Server) execute(ctx context.Context, f *Function, args string, timeout time.Duration) (Result, error) {
 	if timeout <= 0 {
 		timeout = s.cfg.Timeout
 	}
 	timeout = min(timeout, s.cfg.MaxTimeout)
 	s.mu.Lock()
-	f := s.functions[function]
 	s.nextID++
 	id := strconv.FormatUint(s.nextID, 10)
 	s.mu.Unlock()
-	if f == nil {
-		return Result{}, fmt.Errorf("%w: %q", ErrUnknownFunction, function)
-	}
-	r := &request{id: id, args: args, done: make(chan struct{})}
+	r := newRequest(id, args)
 	if err := f.enqueue(r); err != nil {
+		r.cancel(err)
+		if errors.Is(err, ErrBusy) {
+			return Result{}, s.refused(f.name, &s.counters.busy, err)
+		}
 		return Result{}, err
 	}
 	t := s.cfg.Clock.NewTimer(timeout)
@@ -114,15 +123,35 @@ func (s *Server) Execute(ctx context.Context, function, args string, timeout tim
 	var cause error
 	select {
 	case <-r.done:
-		return Result{ID: id, Rows: r.rows}, r.err
+		return s.result(r)
 	case <-t.C():
-		cause = fmt.Errorf("%w after %v: %s(%.80q)", ErrTimeout, timeout, function, args)
+		cause = fmt.Errorf("%w after %v: %s(%.80q)", ErrTimeout, timeout, f.name, args)
 	case <-ctx.Done():
-		cause = fmt.Errorf("%w: %s(%.80q): %w", ErrTimeout, function, args, ctx.Err())
+		cause = fmt.Errorf("%w: %s(%.80q): %w", ErrTimeout, f.name, args, ctx.Err())
 	}
 	f.abandon(r, cause)
 	<-r.done // answered meanwhile, or abandoned
-	return Result{ID: id, Rows: r.rows}, r.err
+	return s.result(r)
+}
+
+// result counts how r ended and returns it.
+func (s *Server) result(r *request) (Result, error) {
+	switch {
+	case r.err == nil:
+		s.counters.answered.Add(1)
+	case errors.Is(r.err, ErrTimeout):
+		s.counters.timedOut.Add(1)
+	default:
+		s.counters.failed.Add(1)
+	}
+	return Result{ID: r.id, Rows: r.rows}, r.err
+}
+
+// refused counts and logs a refused request, and returns err.
+func (s *Server) refused(function string, n *atomic.Uint64, err error) error {
+	n.Add(1)
+	s.log.Warn("drpc: request refused", "function", function, "err", err)
+	return err
 }
 
 // Answer delivers the results of batch txid of function to its request
@@ -144,8 +173,20 @@ func (s *Server) Function(function string) *Function {
 	defer s.mu.Unlock()
 	f := s.functions[function]
 	if f == nil || f.isClosed() {
-		f = &Function{name: function, max: s.cfg.MaxPending, assigned: map[uint64]*request{}}
+		f = &Function{name: function, maxPending: s.cfg.MaxPending, maxConcurrent: s.cfg.MaxConcurrent, assigned: map[uint64]*request{}}
 		s.functions[function] = f
 	}
 	return f
+}
+
+// Context returns the context of the request batch txid of function
+// took, or nil (see Function.Context).
+func (s *Server) Context(function string, txid uint64) context.Context {
+	s.mu.Lock()
+	f := s.functions[function]
+	s.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f.Context(txid)
 }

@@ -80,6 +80,11 @@ func TestTimeoutAndBusy(t *testing.T) {
 		if _, err := s.Execute(context.Background(), "idle", "c", 0); !errors.Is(err, ErrBusy) {
 			t.Fatalf("a third request = %v, want ErrBusy", err)
 		}
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, httptest.NewRequest("POST", "/drpc/idle", strings.NewReader("c")))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" || s.Stats().Busy != 2 {
+			t.Fatalf("a third request over HTTP: %d Retry-After=%q, stats %+v; want 503, Retry-After 1, 2 busy", w.Code, w.Header().Get("Retry-After"), s.Stats())
+		}
 		f.Close()
 		synctest.Wait()
 		if _, err := s.Execute(context.Background(), "idle", "d", 0); !errors.Is(err, ErrStopped) {
@@ -142,7 +147,7 @@ func TestHandler(t *testing.T) {
 			{"/drpc/up", "fail", http.StatusInternalServerError, "failed"},
 			{"/drpc/nope", "x", http.StatusNotFound, "unknown_function"},
 			{"/drpc/up?timeout=soon", "x", http.StatusBadRequest, "invalid"},
-			{"/drpc/up", strings.Repeat("x", 17), http.StatusRequestEntityTooLarge, "invalid"},
+			{"/drpc/up", strings.Repeat("x", 17), http.StatusRequestEntityTooLarge, "too_large"},
 			{"/drpc/idle?timeout=2s", "x", http.StatusGatewayTimeout, "timeout"},
 		} {
 			code, body := post(c.path, c.body)
