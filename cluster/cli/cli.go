@@ -103,6 +103,7 @@ func commands() []command {
 		{"deactivate", "NAME", "stop topology NAME's sources from starting batches", runDeactivate},
 		{"rebalance", "NAME", "schedule topology NAME afresh (--workers N)", runRebalance},
 		{"list", "", "list the submitted topologies", runList},
+		{"ca", "init|issue", "create the cluster's CA, issue certificates (see docs/security.md)", runCA},
 	}
 }
 
@@ -204,6 +205,9 @@ func parse(p *Program, fs *flag.FlagSet, command string, args []string, want int
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if err := refuseSecrets(fs); err != nil {
+		return nil, usageError("%v", err)
 	}
 	if err := applyEnv(fs, command, p.Getenv); err != nil {
 		return nil, usageError("%v", err)

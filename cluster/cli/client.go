@@ -12,29 +12,37 @@ import (
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/cluster/nimbus"
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // clientFlags are the flags of the client commands.
 type clientFlags struct {
 	etcd    etcdFlags
+	certs   certFlags
 	nimbus  string
 	timeout time.Duration
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	c.etcd.register(fs)
+	c.certs.register(fs, "client (role client or admin)")
 	fs.StringVar(&c.nimbus, "nimbus", "", "address (host:port) of the nimbus to ask; default: the leader, found in etcd")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "bound of the whole command")
 }
 
 // connect returns a nimbus client and a function releasing it.
 func (c *clientFlags) connect(ctx context.Context) (*nimbus.Client, context.Context, func(), error) {
+	bundle, err := c.certs.load(pki.Client, pki.Admin)
+	if err != nil {
+		return nil, nil, nil, usageError("%v", err)
+	}
 	cli, err := c.etcd.client()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	return &nimbus.Client{Etcd: cli, Keys: meta.New(c.etcd.prefix), Nimbus: c.nimbus}, ctx, func() { cancel(); cli.Close() }, nil
+	return &nimbus.Client{Etcd: cli, Keys: meta.New(c.etcd.prefix), Nimbus: c.nimbus, Bundle: bundle}, ctx,
+		func() { cancel(); cli.Close() }, nil
 }
 
 // Fingerprint of a registered topology in this binary: its name and the

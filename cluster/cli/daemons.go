@@ -15,8 +15,10 @@ import (
 	"github.com/squallstream/squall/cluster/etcdembed"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/cluster/nimbus"
+	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/cluster/supervisor"
 	"github.com/squallstream/squall/cluster/worker"
+	"github.com/squallstream/squall/internal/httpguard"
 )
 
 func runNimbus(ctx context.Context, p *Program, args []string) error {
@@ -30,8 +32,15 @@ func runNimbus(ctx context.Context, p *Program, args []string) error {
 	dataDir := fs.String("data-dir", "squall-data/nimbus", "directory of the artifacts this nimbus keeps")
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the election and code holder keys: the leader failover time")
 	rf := fs.Int("replication", 1, "nimbus hosts that must hold a topology's code before it runs")
+	maxArtifact := fs.Int64("max-artifact-bytes", nimbus.DefaultMaxArtifactBytes, "largest artifact a submit may upload")
+	var cf certFlags
+	cf.register(fs, "nimbus")
 	if _, err := parse(p, fs, "nimbus", args, 0); err != nil {
 		return err
+	}
+	bundle, err := cf.load(pki.Nimbus)
+	if err != nil {
+		return usageError("%v", err)
 	}
 	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
@@ -54,8 +63,12 @@ func runNimbus(ctx context.Context, p *Program, args []string) error {
 	if id == "" {
 		id = ln.Addr().String()
 	}
+	if bundle == nil && !httpguard.LoopbackAddr(ln.Addr().String()) {
+		ln.Close()
+		return usageError("--listen %s: %v", *listen, errNoCerts)
+	}
 	n, err := nimbus.New(nimbus.Config{Client: cli, Prefix: e.prefix, ID: id, Listener: ln, CodeDir: *dataDir,
-		TTL: *ttl, ReplicationFactor: *rf, Logger: log})
+		TTL: *ttl, ReplicationFactor: *rf, Bundle: bundle, MaxArtifactBytes: *maxArtifact, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -78,7 +91,8 @@ type supervisorFlags struct {
 	minUptime time.Duration
 	host      string
 	listen    string
-	token     string
+	tokenFile string
+	certs     certFlags
 }
 
 func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
@@ -92,7 +106,8 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.DurationVar(&s.minUptime, "min-uptime", 10*time.Second, "a worker exiting sooner after its start failed to start")
 	fs.StringVar(&s.host, "worker-host", "127.0.0.1", "host (name or IP) the workers listen on for the other workers of their topology")
 	fs.StringVar(&s.listen, "listen", "127.0.0.1:0", "address of the workers' log server (GET /logs/{port}); empty: none")
-	fs.StringVar(&s.token, "token", "", "bearer token required of log requests (required off loopback)")
+	fs.StringVar(&s.tokenFile, "token-file", "", "file holding the bearer token log requests may carry instead of a certificate")
+	s.certs.register(fs, "supervisor")
 }
 
 func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
@@ -108,9 +123,21 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	}
 	// Workers hold leases of the supervisor's TTL: a node's death is
 	// noticed when both have expired.
+	bundle, err := s.certs.load(pki.Supervisor)
+	if err != nil {
+		return supervisor.Config{}, usageError("%v", err)
+	}
+	token, err := readSecretFile("--token-file", s.tokenFile)
+	if err != nil {
+		return supervisor.Config{}, usageError("%v", err)
+	}
+	if bundle == nil && (!e.loopback() || !httpguard.LoopbackHost(s.host)) {
+		return supervisor.Config{}, usageError("etcd at %s, workers on %s: %v", e.endpoints, s.host, errNoCerts)
+	}
 	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
-			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: s.token}
+			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: token,
+		Bundle: bundle, WorkerHost: s.host}
 	if s.listen != "" {
 		ln, err := net.Listen("tcp", s.listen)
 		if err != nil {
@@ -171,9 +198,15 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	dev := fs.Bool("dev", false, "dev mode: started by the dev command (Env.Dev)")
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the worker's registration")
 	listen := fs.String("listen", "127.0.0.1:0", "address the worker listens on for the other workers of its topology")
-	httpAddr := fs.String("http", "", "address of the worker's monitor (read-only web UI, REST API, /metrics); empty: none; off loopback $SQUALL_MONITOR_TOKEN is required")
+	httpAddr := fs.String("http", "", "address of the worker's monitor (read-only web UI, REST API, /metrics); empty: none; off loopback $SQUALL_MONITOR_TOKEN or --certs is required")
+	var cf certFlags
+	cf.register(fs, "worker (issued by its supervisor)")
 	if _, err := parse(p, fs, "worker", args, 0); err != nil {
 		return err
+	}
+	bundle, err := cf.load(pki.Worker)
+	if err != nil {
+		return usageError("%v", err)
 	}
 	log, logs, err := lf.logger(p.Stderr)
 	if err != nil {
@@ -194,7 +227,7 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 	defer cli.Close()
 	code, err := worker.Run(ctx, worker.Config{Client: cli, Prefix: e.prefix, Topology: t,
 		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, Dev: *dev, TTL: *ttl,
-		Listen: *listen, HTTP: *httpAddr, MonitorToken: p.Getenv("SQUALL_MONITOR_TOKEN"), LogFile: lf.file.Path,
+		Listen: *listen, HTTP: *httpAddr, MonitorToken: p.Getenv("SQUALL_MONITOR_TOKEN"), LogFile: lf.file.Path, Bundle: bundle,
 		Logger: log.With("pid", os.Getpid())})
 	if code != ExitOK || err != nil {
 		return exitError{code: code, err: err}
@@ -228,6 +261,10 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return fmt.Errorf("finding this program's binary: %w", err)
 	}
 
+	certs, err := makeDevCerts(filepath.Join(dir, "pki"))
+	if err != nil {
+		return err
+	}
 	etcd, err := etcdembed.Start(ctx, etcdembed.Config{Dir: filepath.Join(dir, "etcd"), ClientURL: "http://" + *etcdListen,
 		PeerURL: "http://127.0.0.1:0"})
 	if err != nil {
@@ -245,7 +282,7 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		return fmt.Errorf("--listen: %w", err)
 	}
 	n, err := nimbus.New(nimbus.Config{Client: cli, ID: ln.Addr().String(), Listener: ln,
-		CodeDir: filepath.Join(dir, "nimbus"), TTL: 2 * time.Second, Logger: log})
+		CodeDir: filepath.Join(dir, "nimbus"), TTL: 2 * time.Second, Bundle: certs.nimbus, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -256,7 +293,7 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 	if err != nil {
 		return err
 	}
-	scfg.Client, scfg.Logger, scfg.StopWorkersOnExit = cli, log, true
+	scfg.Client, scfg.Logger, scfg.StopWorkersOnExit, scfg.Bundle = cli, log, true, certs.supervisor
 	scfg.WorkerArgs = append(scfg.WorkerArgs, "--dev")
 	scfg.WorkerEnv = append(scfg.WorkerEnv, "SQUALL_LOG_LEVEL=info")
 	s, err := supervisor.New(scfg)
@@ -279,10 +316,11 @@ func runDev(ctx context.Context, p *Program, args []string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(p.Stdout, "squall dev: etcd at %s, nimbus at %s, data in %s; topologies: %v\n"+
-		"  try: %s list --etcd-endpoints %s\n  worker logs: %s/supervisor/workers/<port>/%s, or http://%s/logs/<port>?tail=50&format=text\n"+
-		"  cluster view: http://%s/\n  interrupt (Ctrl-C) to stop\n",
-		e.endpoints, ln.Addr(), dir, p.Registry.Names(), progName(), e.endpoints, dir, supervisor.WorkerLogFile, scfg.Listener.Addr(), ln.Addr())
+	fmt.Fprintf(p.Stdout, "squall dev: etcd at %s, nimbus at https://%s, data in %s; topologies: %v\n"+
+		"  try: %s list --etcd-endpoints %s --certs %s\n  worker logs: %s/supervisor/workers/<port>/%s\n"+
+		"  cluster view: https://%s/ (dev's own CA: %s/pki/ca/ca.crt)\n  interrupt (Ctrl-C) to stop\n",
+		e.endpoints, ln.Addr(), dir, p.Registry.Names(), progName(), e.endpoints, certs.adminDir, dir, supervisor.WorkerLogFile,
+		ln.Addr(), dir)
 	<-ctx.Done()
 	return nil
 }

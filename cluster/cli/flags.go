@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/squallstream/squall/monitor/logfile"
 	"io"
 	"log/slog"
 	"os"
@@ -15,6 +14,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/squallstream/squall/internal/httpguard"
+	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // envName is the environment variable of a flag: SQUALL_<FLAG>, the flag's
@@ -54,6 +56,7 @@ type etcdFlags struct {
 	endpoints      string
 	ca, cert, key  string
 	user, password string
+	passwordFile   string
 	prefix         string
 	dialTimeout    time.Duration
 }
@@ -64,7 +67,8 @@ func (e *etcdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.cert, "etcd-cert", "", "PEM client certificate for etcd (with --etcd-key)")
 	fs.StringVar(&e.key, "etcd-key", "", "PEM private key of --etcd-cert")
 	fs.StringVar(&e.user, "etcd-user", "", "etcd user name (with --etcd-password)")
-	fs.StringVar(&e.password, "etcd-password", "", "etcd password (prefer the environment variable SQUALL_ETCD_PASSWORD)")
+	fs.StringVar(&e.password, "etcd-password", "", "etcd password: from the environment variable SQUALL_ETCD_PASSWORD only (a command line is visible to every user of the host)")
+	fs.StringVar(&e.passwordFile, "etcd-password-file", "", "file holding the etcd password (instead of SQUALL_ETCD_PASSWORD)")
 	fs.StringVar(&e.prefix, "prefix", "/squall", "prefix of the cluster's keys in etcd")
 	fs.DurationVar(&e.dialTimeout, "etcd-dial-timeout", 5*time.Second, "bound of the first connection to etcd")
 }
@@ -81,7 +85,9 @@ func (e *etcdFlags) validate() error {
 		return errors.New("--etcd-endpoints is empty")
 	case (e.cert == "") != (e.key == ""):
 		return errors.New("--etcd-cert and --etcd-key go together")
-	case (e.user == "") != (e.password == ""):
+	case e.password != "" && e.passwordFile != "":
+		return errors.New("--etcd-password-file and SQUALL_ETCD_PASSWORD: give one")
+	case (e.user == "") != (e.password == "" && e.passwordFile == ""):
 		return errors.New("--etcd-user and --etcd-password go together")
 	case !strings.HasPrefix(e.prefix, "/") || strings.HasSuffix(e.prefix, "/") && e.prefix != "/":
 		return fmt.Errorf("--prefix %q: want a key prefix like /squall", e.prefix)
@@ -103,6 +109,13 @@ func (e *etcdFlags) endpointList() []string {
 func (e *etcdFlags) client() (*clientv3.Client, error) {
 	if err := e.validate(); err != nil {
 		return nil, err
+	}
+	if e.passwordFile != "" {
+		pw, err := readSecretFile("--etcd-password-file", e.passwordFile)
+		if err != nil {
+			return nil, err
+		}
+		e.password, e.passwordFile = pw, ""
 	}
 	cfg := clientv3.Config{Endpoints: e.endpointList(), DialTimeout: e.dialTimeout, Username: e.user, Password: e.password,
 		Logger: zap.NewNop()}
@@ -139,7 +152,7 @@ func (e *etcdFlags) env() []string {
 	out := []string{"SQUALL_ETCD_ENDPOINTS=" + e.endpoints, "SQUALL_PREFIX=" + e.prefix,
 		"SQUALL_ETCD_DIAL_TIMEOUT=" + e.dialTimeout.String()}
 	for name, v := range map[string]string{"SQUALL_ETCD_CA": e.ca, "SQUALL_ETCD_CERT": e.cert, "SQUALL_ETCD_KEY": e.key,
-		"SQUALL_ETCD_USER": e.user, "SQUALL_ETCD_PASSWORD": e.password} {
+		"SQUALL_ETCD_USER": e.user, "SQUALL_ETCD_PASSWORD": e.password, "SQUALL_ETCD_PASSWORD_FILE": e.passwordFile} {
 		if v != "" {
 			out = append(out, name+"="+v)
 		}
@@ -189,3 +202,50 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, io.Closer, error) {
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
+
+// loopback reports whether every etcd endpoint is on loopback.
+func (e *etcdFlags) loopback() bool {
+	for _, ep := range e.endpointList() {
+		if i := strings.Index(ep, "://"); i >= 0 {
+			ep = ep[i+3:]
+		}
+		if !httpguard.LoopbackAddr(ep) && !httpguard.LoopbackHost(ep) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretFlags may not be given on the command line, where every user of
+// the host can read them (ps): only from the environment or a file.
+var secretFlags = map[string]string{
+	"etcd-password": "set SQUALL_ETCD_PASSWORD in the environment or use --etcd-password-file",
+}
+
+// refuseSecrets reports a secret given on the command line.
+func refuseSecrets(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if hint, ok := secretFlags[f.Name]; ok && err == nil {
+			err = fmt.Errorf("--%s on the command line is visible to every user of this host: %s", f.Name, hint)
+		}
+	})
+	return err
+}
+
+// readSecretFile reads a secret (a token, a password) from a file: its
+// first line, without surrounding space. An empty name is no secret.
+func readSecretFile(flagName, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return "", fmt.Errorf("%s %s: the file is empty", flagName, name)
+	}
+	return line, nil
+}

@@ -34,6 +34,7 @@ package supervisor
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ import (
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/internal/clock"
 )
@@ -98,6 +100,9 @@ type Config struct {
 	// WorkerArgs are appended to every worker's command line; WorkerEnv is
 	// added to its environment (how it reaches etcd, say).
 	WorkerArgs, WorkerEnv []string
+	// WorkerHost is the host the workers listen on (their certificates
+	// name it).
+	WorkerHost string
 	// StopWorkersOnExit stops the workers when Run returns (the dev
 	// command); otherwise they keep running, to be adopted.
 	StopWorkersOnExit bool
@@ -107,8 +112,15 @@ type Config struct {
 	// registration. Run closes it.
 	Listener net.Listener
 	// Token, if set, is required of log requests (Authorization: Bearer).
-	// A Listener off loopback needs one.
-	Token  string
+	// A Listener off loopback needs one (or a Bundle).
+	Token string
+	// Bundle is this supervisor's certificate (role supervisor, an
+	// intermediate CA) and the cluster CA. With it the supervisor runs
+	// only assignments a nimbus of the cluster signed, fetches code only
+	// from nimbuses over mutual TLS, issues each worker it starts a
+	// certificate of its own (pki.WorkerName of the topology and epoch)
+	// and serves the logs over HTTPS to cluster identities.
+	Bundle *pki.Bundle
 	Clock  clock.Clock
 	Logger *slog.Logger
 }
@@ -118,8 +130,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Client == nil || c.DataDir == "":
 		return errors.New("supervisor: Config.Client and DataDir are required")
-	case c.Listener != nil && c.Token == "" && !loopback(c.Listener.Addr().String()):
-		return fmt.Errorf("supervisor: a Token is required to serve the workers' logs on %s, off loopback", c.Listener.Addr())
+	case c.Listener != nil && c.Token == "" && c.Bundle == nil && !loopback(c.Listener.Addr().String()):
+		return fmt.Errorf("supervisor: a Token or a Bundle is required to serve the workers' logs on %s, off loopback", c.Listener.Addr())
 	case len(c.Ports) == 0:
 		return errors.New("supervisor: Config.Ports is empty: a supervisor needs at least one slot")
 	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0 || c.PruneAfter < 0:
@@ -150,6 +162,9 @@ type Supervisor struct {
 	session  *concurrency.Session
 	verified map[codestore.Digest]bool
 	fetching map[codestore.Digest]*sync.Mutex
+	epochs   map[string]int64 // topology → epoch of its signed assignment
+
+	refused atomic.Int64 // assignments refused (unsigned, badly signed)
 
 	starts atomic.Int64 // workers started (not adopted), for tests
 }
@@ -174,7 +189,9 @@ func New(cfg Config) (*Supervisor, error) {
 	cfg.MaxRestartBackoff = or(cfg.MaxRestartBackoff, DefaultMaxRestartBackoff)
 	cfg.PollInterval = or(cfg.PollInterval, DefaultPollInterval)
 	cfg.PruneAfter = or(cfg.PruneAfter, DefaultPruneAfter)
-	if cfg.HTTPClient == nil {
+	if cfg.Bundle != nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Minute, Transport: &http.Transport{TLSClientConfig: cfg.Bundle.ClientTLS(pki.Nimbus)}}
+	} else if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Minute}
 	}
 	if cfg.Logger == nil {
@@ -189,7 +206,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	return &Supervisor{cfg: cfg, keys: meta.New(cfg.Prefix), log: cfg.Logger.With("supervisor", cfg.ID),
 		clock: clock.Or(cfg.Clock), artifacts: dir, verified: map[codestore.Digest]bool{},
-		fetching: map[codestore.Digest]*sync.Mutex{}}, nil
+		fetching: map[codestore.Digest]*sync.Mutex{}, epochs: map[string]int64{}}, nil
 }
 
 // Starts counts the workers this supervisor started (adoptions excluded).
@@ -220,9 +237,16 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.register(ctx) }()
 	if s.cfg.Listener != nil {
-		srv := &http.Server{Handler: s.logHandler(), ReadHeaderTimeout: 10 * time.Second}
+		srv, err := s.logServer()
+		if err != nil {
+			return err
+		}
+		ln := s.cfg.Listener
+		if srv.TLSConfig != nil {
+			ln = tls.NewListener(ln, srv.TLSConfig)
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); srv.Serve(s.cfg.Listener) }()
+		go func() { defer wg.Done(); srv.Serve(ln) }()
 		stop := context.AfterFunc(ctx, func() { srv.Close() })
 		defer stop()
 	}
@@ -307,7 +331,7 @@ func (s *Supervisor) register(ctx context.Context) {
 	ttl := max(1, int(math.Ceil(s.cfg.TTL.Seconds())))
 	si := meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()}
 	if s.cfg.Listener != nil {
-		si.LogURL = "http://" + s.cfg.Listener.Addr().String()
+		si.LogURL = s.logURL()
 	}
 	info := meta.Encode(si)
 	for ctx.Err() == nil {
@@ -368,18 +392,28 @@ func (s *Supervisor) watchAssignments(ctx context.Context, apply func(map[int]wo
 		}
 		retry.Reset()
 		desired := map[int]work{}
+		epochs := map[string]int64{}
 		for _, kv := range resp.Kvs {
 			var a meta.Assignment
 			if err := meta.Decode(string(kv.Key), kv.Value, &a); err != nil {
 				s.log.Warn("supervisor: skipping an assignment", "err", err)
 				continue
 			}
+			if err := s.checkSigned(a); err != nil {
+				s.refused.Add(1)
+				s.log.Error("supervisor: refusing an assignment no nimbus of the cluster signed", "key", string(kv.Key), "err", err)
+				continue
+			}
+			epochs[a.Topology] = a.Epoch
 			for _, w := range a.Workers {
 				if w.Supervisor == s.cfg.ID && slices.Contains(s.cfg.Ports, w.Port) {
 					desired[w.Port] = work{Topology: a.Topology, Artifact: a.Artifact}
 				}
 			}
 		}
+		s.mu.Lock()
+		s.epochs = epochs
+		s.mu.Unlock()
 		apply(desired)
 		wctx, cancel := context.WithCancel(ctx)
 		wc := s.cfg.Client.Watch(clientv3.WithRequireLeader(wctx), s.keys.Assignments(), clientv3.WithPrefix(),
@@ -556,6 +590,13 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 	args := append([]string{"worker", "--topology", r.work.Topology, "--supervisor", s.cfg.ID,
 		"--port", strconv.Itoa(r.port), "--data-dir", dir, "--log-file", filepath.Join(dir, WorkerLogFile), "--log-format", "json"},
 		s.cfg.WorkerArgs...)
+	if s.cfg.Bundle != nil {
+		certs, err := s.issueWorker(r.work.Topology, dir)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--certs", certs)
+	}
 	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
 	// An artifact just written may be "busy" for a moment: a process
 	// forked meanwhile (another slot's worker) inherited its write
@@ -622,6 +663,12 @@ func (s *Supervisor) fetch(ctx context.Context, topology string, dg codestore.Di
 	var errs []error
 	for _, kv := range resp.Kvs {
 		url := strings.TrimSuffix(string(kv.Value), "/") + "/code/" + dg.String()
+		if s.cfg.Bundle != nil && !strings.HasPrefix(url, "https://") {
+			s.refused.Add(1)
+			s.log.Error("supervisor: refusing a code holder that does not serve HTTPS", "key", string(kv.Key), "url", url)
+			errs = append(errs, fmt.Errorf("holder %s: not HTTPS", url))
+			continue
+		}
 		err := s.fetchFrom(ctx, url, dg)
 		if err == nil {
 			s.log.Info("supervisor: fetched an artifact", "topology", topology, "artifact", dg, "from", url)

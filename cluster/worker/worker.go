@@ -48,6 +48,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/monitor"
 	"github.com/squallstream/squall/trident"
@@ -127,8 +128,14 @@ type Config struct {
 	ErrorInterval time.Duration
 	// StopTimeout bounds the draining of batches in flight at a stop.
 	StopTimeout time.Duration
-	Clock       clock.Clock
-	Logger      *slog.Logger
+	// Bundle is the worker's certificate, issued by its supervisor for
+	// its topology and epoch (pki.WorkerName), with the cluster CA. With
+	// it the worker runs only an assignment a nimbus signed and for the
+	// epoch its certificate names, and talks to the other workers of its
+	// topology over mutual TLS, refusing anyone else.
+	Bundle *pki.Bundle
+	Clock  clock.Clock
+	Logger *slog.Logger
 }
 
 type worker struct {
@@ -187,6 +194,9 @@ func (w *worker) run(ctx context.Context) (int, error) {
 		return meta.ExitStopped, nil
 	}
 	w.log = w.log.With("epoch", a.Epoch, "share", share)
+	if code, err := w.checkCredentials(a); code >= 0 {
+		return code, err
+	}
 
 	var closers []io.Closer // closed in reverse order when the worker stops
 	defer func() {

@@ -22,6 +22,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // Cluster is one test's cluster of processes of one program.
@@ -37,6 +38,10 @@ type Cluster struct {
 	Env []string
 	// LogLines is how many of each log's last lines a failed test prints.
 	LogLines int
+	// Certs holds the cluster's CA (ca/) and the certificates of its
+	// nimbuses, supervisors and of the admin the client commands run as
+	// (nimbus/, supervisor/, admin/).
+	Certs string
 
 	mu    sync.Mutex
 	procs []*Proc
@@ -46,11 +51,47 @@ type Cluster struct {
 // New returns a cluster of bin's processes under keys (its prefix is
 // deleted at the end); env reaches every process, after the etcd
 // endpoints and the prefix.
+//
+// The cluster runs with certificates, as docs/security.md tells an
+// operator to: New creates a CA and issues a nimbus's, a supervisor's and
+// an admin's certificate (Certs), which the daemons and the client
+// commands find through their SQUALL_<COMMAND>_CERTS variables.
 func New(t *testing.T, bin string, cli *clientv3.Client, endpoints []string, keys meta.Layout, sub []string, env ...string) *Cluster {
-	c := &Cluster{T: t, Bin: bin, Cli: cli, Keys: keys, Sub: sub, LogLines: 40,
-		Env: append([]string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(endpoints, ","), "SQUALL_PREFIX=" + keys.Prefix}, env...)}
+	c := &Cluster{T: t, Bin: bin, Cli: cli, Keys: keys, Sub: sub, LogLines: 40, Certs: t.TempDir(),
+		Env: []string{"SQUALL_ETCD_ENDPOINTS=" + strings.Join(endpoints, ","), "SQUALL_PREFIX=" + keys.Prefix}}
+	c.Env = append(append(c.Env, c.issueCerts()...), env...)
 	t.Cleanup(c.cleanup)
 	return c
+}
+
+// issueCerts creates the cluster's CA and certificates under c.Certs (ca,
+// nimbus, supervisor, admin) and returns the variables that hand them
+// to each command.
+func (c *Cluster) issueCerts() []string {
+	c.T.Helper()
+	ca, err := pki.NewAuthority("test", 0, time.Now())
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	if err := pki.WriteAuthority(filepath.Join(c.Certs, "ca"), ca); err != nil {
+		c.T.Fatal(err)
+	}
+	var env []string
+	for _, r := range []pki.Role{pki.Nimbus, pki.Supervisor, pki.Admin} {
+		b, err := ca.Issue(pki.Request{Role: r, Name: "test-" + string(r), Hosts: []string{"127.0.0.1", "::1", "localhost"}, Now: time.Now()})
+		if err != nil {
+			c.T.Fatal(err)
+		}
+		if err := pki.WriteBundle(filepath.Join(c.Certs, string(r)), b); err != nil {
+			c.T.Fatal(err)
+		}
+	}
+	env = append(env, "SQUALL_NIMBUS_CERTS="+filepath.Join(c.Certs, "nimbus"),
+		"SQUALL_SUPERVISOR_CERTS="+filepath.Join(c.Certs, "supervisor"))
+	for _, cmd := range []string{"SUBMIT", "KILL", "ACTIVATE", "DEACTIVATE", "REBALANCE", "LIST"} {
+		env = append(env, "SQUALL_"+cmd+"_CERTS="+filepath.Join(c.Certs, "admin"))
+	}
+	return env
 }
 
 // Proc is a process the cluster started.
