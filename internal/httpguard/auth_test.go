@@ -61,6 +61,7 @@ func TestAuthenticate(t *testing.T) {
 		{"loopback, plain, TLS, no credentials", plain, "127.0.0.1:1234", nil, true, 401, ""},
 		{"loopback, plain, wrong token", plain, "127.0.0.1:1234", map[string]string{"Authorization": "Bearer wrong"}, false, 401, "wrong token"},
 		{"loopback, plain, token without scheme", plain, "127.0.0.1:1234", map[string]string{"Authorization": "s3cret"}, false, 401, "invalid credentials"},
+		{"loopback, plain, another scheme", plain, "127.0.0.1:1234", map[string]string{"Authorization": "Basic s3cret"}, false, 401, "invalid credentials"},
 		{"loopback, plain, token with a prefix", plain, "127.0.0.1:1234", map[string]string{"Authorization": "Bearer s3cret2"}, false, 401, "wrong token"},
 		{"loopback, not plain, no credentials", strict, "127.0.0.1:1234", nil, false, 401, "bearer token is required"},
 		{"loopback, not plain, token", strict, "127.0.0.1:1234", good, false, 200, "admin:token"},
@@ -77,8 +78,8 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("%s: WWW-Authenticate %q", tc.name, rr.Header().Get("WWW-Authenticate"))
 		}
 	}
-	if n := g.Refusals().Counts()["unauthenticated"]; n != 6 {
-		t.Fatalf("unauthenticated refusals %d, want 6", n)
+	if n := g.Refusals().Counts()["unauthenticated"]; n != 7 {
+		t.Fatalf("unauthenticated refusals %d, want 7", n)
 	}
 	if r := rec.records()[0]; r["who"] != "192.0.2.1:1234" || r["reason"] != "unauthenticated" || r["status"] != "401" {
 		t.Fatalf("refusal log %v", r)
@@ -132,6 +133,17 @@ func TestFirstOf(t *testing.T) {
 		if id.String() != tc.want && tc.want != "" || !errors.Is(err, tc.err) && tc.err != nil || tc.err == nil && err != nil {
 			t.Errorf("%v: %v %v", tc.hdr, id, err)
 		}
+	}
+	// Bad credentials refuse even when a later authenticator finds an
+	// identity, and the refusal is not mistaken for no credentials.
+	b := httpguard.FirstOf(httpguard.BearerToken("s3cret", admin), other)
+	if id, err := b.Authenticate(request("127.0.0.1:1", map[string]string{"Authorization": "Bearer nope", "X-Test": "1"})); err == nil {
+		t.Errorf("a wrong token and another identity: %v", id)
+	}
+	g, _ := newGuard()
+	h := g.Authenticate(httpguard.FirstOf(other, httpguard.BearerToken("s3cret", admin)), httpguard.AuthConfig{PlainLoopback: true})(whoAmI)
+	if rr := serveDirect(h, request("127.0.0.1:1", map[string]string{"Authorization": "Bearer nope"}), ""); rr.Code != 401 {
+		t.Errorf("a wrong token after an authenticator without credentials: %d %q, want 401", rr.Code, rr.Body)
 	}
 	if c, ok := a.(httpguard.Challenger); !ok || c.Challenge() == "" {
 		t.Fatal("FirstOf lost the bearer challenge")

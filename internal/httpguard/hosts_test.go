@@ -56,8 +56,12 @@ func TestHostsOffLoopback(t *testing.T) {
 	} {
 		req := httptest.NewRequest("GET", "/", nil)
 		req.Host = host
-		if rr := serveDirect(h, req, "192.0.2.1:80"); rr.Code != want {
+		rr := serveDirect(h, req, "192.0.2.1:80")
+		if rr.Code != want {
 			t.Errorf("Host %q on 192.0.2.1: %d, want %d", host, rr.Code, want)
+		}
+		if host == "" && !strings.Contains(rr.Body.String(), "Host header is required") {
+			t.Errorf("no Host: %q", rr.Body)
 		}
 	}
 	// Without the local address (served outside an http.Server), only
