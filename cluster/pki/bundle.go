@@ -118,3 +118,31 @@ func (b *Bundle) ClientTLS(want ...Role) *tls.Config {
 			return nil
 		}}
 }
+
+// PeerTLS returns the configurations of both ends of a connection
+// between peers that know each other by identity rather than by host
+// name (the workers of one topology and epoch): each end requires the
+// other's certificate, verifies its chain against the CA, and accepts it
+// only if accept returns nil for its identity. Host names are not
+// checked: the identity is what counts.
+func (b *Bundle) PeerTLS(accept func(Identity) error) (server, client *tls.Config) {
+	roots := b.Roots()
+	check := func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return fmt.Errorf("%w: the peer presented no certificate", ErrUntrusted)
+		}
+		id, err := verifyChain(roots, cs.PeerCertificates[0], cs.PeerCertificates[1:], time.Now())
+		if err != nil {
+			return err
+		}
+		return accept(id)
+	}
+	cert := b.Certificate()
+	server = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
+		ClientAuth: tls.RequireAnyClientCert, VerifyConnection: check}
+	client = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
+		// The chain is verified by check, against the CA, with the
+		// identity instead of a host name.
+		InsecureSkipVerify: true, VerifyConnection: check}
+	return server, client
+}

@@ -269,3 +269,70 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal("server handshake with a stranger succeeded")
 	}
 }
+
+// TestPeerTLS: two workers of one topology and epoch connect; a worker
+// of another epoch, a nimbus and a stranger's worker are refused by both
+// ends.
+func TestPeerTLS(t *testing.T) {
+	ca := newCA(t)
+	sup := issue(t, ca, pki.Supervisor, "s1")
+	worker := func(name string, sup *pki.Bundle) *pki.Bundle {
+		b, err := sup.IssueWorker(name, nil, 0, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	accept := func(want string) func(pki.Identity) error {
+		return func(id pki.Identity) error {
+			if id.Role != pki.Worker || id.Name != want {
+				return errors.New("not a peer: " + id.String())
+			}
+			return nil
+		}
+	}
+	a := worker("wc@3", sup)
+	srvCfg, _ := a.PeerTLS(accept("wc@3"))
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", srvCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	serverErr := make(chan error, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			err = c.(*tls.Conn).Handshake()
+			if err == nil {
+				_, err = io.WriteString(c, "ok")
+			}
+			c.Close()
+			serverErr <- err
+		}
+	}()
+	dial := func(b *pki.Bundle) (clientErr, srvErr error) {
+		_, cfg := b.PeerTLS(accept("wc@3"))
+		c, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+		if err == nil {
+			_, err = io.ReadAll(c)
+			c.Close()
+		}
+		return err, <-serverErr
+	}
+	if ce, se := dial(worker("wc@3", issue(t, ca, pki.Supervisor, "s2"))); ce != nil || se != nil {
+		t.Fatalf("a peer of another supervisor was refused: client %v, server %v", ce, se)
+	}
+	for name, b := range map[string]*pki.Bundle{
+		"another epoch":     worker("wc@2", sup),
+		"another topology":  worker("other@3", sup),
+		"a nimbus":          issue(t, ca, pki.Nimbus, "wc@3"),
+		"another CA's peer": worker("wc@3", issue(t, newCA(t), pki.Supervisor, "s1")),
+	} {
+		if _, se := dial(b); se == nil {
+			t.Errorf("%s: the server accepted it", name)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/backoff"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/coordstore"
@@ -124,6 +125,18 @@ func (w *worker) share(a *meta.Assignment, index int, gen uint64, ln net.Listene
 		return d.DialContext(ctx, "tcp", addr)
 	}
 	s.Client.Logger = w.cfg.Logger
+	s.Server.Logger = w.cfg.Logger
+	if b := w.cfg.Bundle; b != nil {
+		// Mutual TLS with the workers of this topology and epoch only:
+		// every other certificate is refused before anything is read.
+		want := pki.WorkerName(w.cfg.Topology.Name, a.Epoch)
+		s.Server.TLS, s.Client.TLS = b.PeerTLS(func(id pki.Identity) error {
+			if id.Role != pki.Worker || id.Name != want {
+				return fmt.Errorf("%w: %s is not a worker of %s", pki.ErrUntrusted, id, want)
+			}
+			return nil
+		})
+	}
 	return s
 }
 
