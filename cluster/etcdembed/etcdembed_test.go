@@ -64,13 +64,37 @@ func TestConfigValidate(t *testing.T) {
 		{Dir: "x", ClientURL: "127.0.0.1:2379"},
 		{Dir: "x", PeerURL: "https://"},
 		{Dir: "x", ReadyTimeout: -1},
+		{Dir: "x", ClientURL: "https://127.0.0.1:2379"},                          // https without a certificate
+		{Dir: "x", CertFile: "c.pem"},                                            // no key
+		{Dir: "x", KeyFile: "k.pem"},                                             // no certificate
+		{Dir: "x", CertFile: "c", KeyFile: "k", ClientURL: "http://127.0.0.1:1"}, // a certificate, plain URL
+		{Dir: "x", TrustedCAFile: "ca.pem"},                                      // a CA, no TLS
+		{Dir: "x", CertFile: "c", KeyFile: "k", ClientCertAuth: true},            // certificate auth without a CA
+		{Dir: "x", PeerURL: "https://127.0.0.1:2380"},
+		{Dir: "x", PeerCertFile: "c"},
+		{Dir: "x", PeerCertFile: "c", PeerKeyFile: "k", PeerURL: "http://127.0.0.1:1"},
+		{Dir: "x", PeerTrustedCAFile: "ca"},
+		{Dir: "x", PeerCertFile: "c", PeerKeyFile: "k", PeerClientCertAuth: true},
+		{Dir: "x", BcryptCost: 3},
+		{Dir: "x", BcryptCost: 32},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", c)
 		}
 	}
-	if err := (Config{Dir: "x"}).Validate(); err != nil {
-		t.Errorf("Validate of the minimal config: %v", err)
+	for _, c := range []Config{
+		{Dir: "x"},
+		{Dir: "x", CertFile: "c", KeyFile: "k"}, // the default client URL becomes https
+		{Dir: "x", CertFile: "c", KeyFile: "k", TrustedCAFile: "ca", ClientCertAuth: true, ClientURL: "https://127.0.0.1:2379",
+			PeerCertFile: "c", PeerKeyFile: "k", PeerTrustedCAFile: "ca", PeerClientCertAuth: true, PeerURL: "https://127.0.0.1:2380",
+			BcryptCost: 4, AuthToken: "simple"},
+	} {
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate(%+v): %v", c, err)
+		}
+	}
+	if u := (Config{Dir: "x", CertFile: "c", KeyFile: "k"}).clientURL(); u != "https://127.0.0.1:0" {
+		t.Errorf("default client URL with a certificate = %s, want https://127.0.0.1:0", u)
 	}
 }
 
