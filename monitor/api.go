@@ -178,6 +178,9 @@ func (s *Server) action(name string) http.Handler {
 			}
 			timeout = d
 		}
+		if name == actKill {
+			extendWrite(w, timeout)
+		}
 		if name != actKill && e.status() == StatusStopped {
 			writeError(w, http.StatusConflict, fmt.Sprintf("topology %q is stopped", e.t.Name()))
 			return

@@ -40,7 +40,7 @@ func TestCapacityAndExecuteLatency(t *testing.T) {
 		scrapeValue := func(name string, labels map[string]string) float64 {
 			t.Helper()
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			s.Handler().ServeHTTP(rec, localRequest("GET", "/metrics"))
 			if rec.Code != http.StatusOK {
 				t.Fatalf("/metrics: %d", rec.Code)
 			}

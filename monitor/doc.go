@@ -34,12 +34,20 @@
 //
 // # Security
 //
-// The server listens on 127.0.0.1 unless told otherwise. On any other
-// address it refuses to start without Config.Token; with a token, every
-// POST action, the profiles under /debug/pprof and the logs need the header
-// "Authorization: Bearer <token>". POST actions also refuse cross-origin
-// browser requests (net/http.CrossOriginProtection), so a web page the
-// operator visits cannot stop a topology on a loopback server.
+// The server listens on 127.0.0.1 unless told otherwise; on any other
+// address it refuses to start without Config.Token or
+// Config.Authenticator. Every request passes the guards of package
+// internal/httpguard: the Host header must name the server (DNS
+// rebinding), non-safe cross-origin browser requests are refused
+// (net/http.CrossOriginProtection), bodies are limited, and Start's
+// server sets every timeout and serves at most MaxConns connections.
+// Every route but the probes then needs an identity: the token (the
+// admin role), one from the Authenticator (for example a client
+// certificate over Config.TLS), or, for a loopback client of a loopback
+// server over plain HTTP, the anonymous one. With a token or an
+// Authenticator the actions, the profiles under /debug/pprof and the
+// logs need the admin role. Refusals are logged and exported as
+// squall_http_refused_total{server="monitor",reason}.
 //
 // docs/operations.md documents the endpoints, the JSON field names, the
 // metrics and what is not exported yet.

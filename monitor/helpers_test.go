@@ -125,6 +125,15 @@ func serve(t *testing.T, reg *monitor.Registry, cfg monitor.Config) *httptest.Se
 	return ts
 }
 
+// localRequest is httptest.NewRequest as a loopback client of a server
+// on DefaultAddr sends it (Host 127.0.0.1, from 127.0.0.1), for tests
+// that call the handler directly.
+func localRequest(method, path string) *http.Request {
+	req := httptest.NewRequest(method, path, nil)
+	req.Host, req.RemoteAddr = "127.0.0.1", "127.0.0.1:40000"
+	return req
+}
+
 // call makes a request and returns the status, headers and body.
 func call(t *testing.T, ts *httptest.Server, method, path string, hdr map[string]string) (int, http.Header, []byte) {
 	t.Helper()
@@ -133,6 +142,10 @@ func call(t *testing.T, ts *httptest.Server, method, path string, hdr map[string
 		t.Fatal(err)
 	}
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := ts.Client().Do(req)

@@ -9,6 +9,8 @@ import (
 	"runtime/trace"
 	"strconv"
 	"time"
+
+	"github.com/squallstream/squall/internal/httpguard"
 )
 
 // The profiles of /debug/pprof are served from runtime/pprof directly:
@@ -23,6 +25,18 @@ import (
 
 // maxProfileSeconds bounds CPU profiles and traces.
 const maxProfileSeconds = 600
+
+// writeSlack is how long past its wait a CPU profile, a trace or a kill
+// has to write its answer: such a request moves its connection's write
+// deadline (the server's WriteTimeout) to its wait plus writeSlack.
+const writeSlack = 30 * time.Second
+
+// extendWrite gives the request of w d plus writeSlack to answer
+// (httpguard.Extend); where the deadline cannot be moved (a server of
+// one's own hiding its connection), the server's stays.
+func extendWrite(w http.ResponseWriter, d time.Duration) {
+	_ = httpguard.Extend(w, 0, d+writeSlack)
+}
 
 var pprofIndexPage = template.Must(template.New("pprof").Parse(`<!doctype html>
 <html><head><title>squall profiles</title></head><body>
@@ -88,6 +102,7 @@ func pprofCPU(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	extendWrite(w, d)
 	binaryHeaders(w, "profile")
 	if err := pprof.StartCPUProfile(w); err != nil {
 		w.Header().Del("Content-Disposition")
@@ -103,6 +118,7 @@ func pprofTrace(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	extendWrite(w, d)
 	binaryHeaders(w, "trace")
 	if err := trace.Start(w); err != nil {
 		w.Header().Del("Content-Disposition")

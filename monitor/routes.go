@@ -2,67 +2,103 @@ package monitor
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/squallstream/squall/internal/httpguard"
+)
+
+// The budgets of the monitor's routes.
+const (
+	// maxBody bounds request bodies: no route of the monitor reads one.
+	maxBody = 64 << 10
+	// maxHeavy bounds the profiles and log searches in progress at once.
+	maxHeavy = 4
 )
 
 // routes builds the server's handler. Every route is a Go 1.22 ServeMux
-// pattern with its method.
-func (s *Server) routes(ui *ui) http.Handler {
+// pattern with its method. Every request passes the Host allowlist, the
+// cross-origin check of non-safe methods and the body limit; every route
+// but the probes establishes the request's identity and checks it
+// against the route's policy (reads: any identity; actions, profiles and
+// logs: the admin role when credentials are configured).
+func (s *Server) routes(ui *ui) (http.Handler, error) {
+	g := s.guard
+	crossOrigin, err := g.CrossOrigin(s.cfg.TrustedOrigins...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	authn := g.Authenticate(s.authenticator(), httpguard.AuthConfig{PlainLoopback: httpguard.LoopbackAddr(s.cfg.Addr)})
+	readPolicy, adminPolicy := g.Require(httpguard.AnyIdentity), g.Require(httpguard.AnyIdentity)
+	if s.cfg.Token != "" || s.cfg.Authenticator != nil {
+		adminPolicy = g.Require(httpguard.Roles(httpguard.RoleAdmin))
+	}
+	heavy := g.Concurrency(maxHeavy)
+	read := func(h http.Handler) http.Handler { return httpguard.Chain(h, authn, readPolicy) }
+	admin := func(h http.Handler) http.Handler { return httpguard.Chain(h, authn, adminPolicy) }
+	adminHeavy := func(h http.Handler) http.Handler { return httpguard.Chain(h, authn, adminPolicy, heavy) }
+
 	mux := http.NewServeMux()
 
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.HandleFunc("GET /version", s.version)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
+	mux.Handle("GET /version", read(http.HandlerFunc(s.version)))
+	mux.Handle("GET /metrics", read(promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
 		ErrorLog: promLogger{s.cfg.Logger}, ErrorHandling: promhttp.ContinueOnError,
-	}))
+	})))
 
-	mux.Handle("GET /debug/pprof/{$}", s.guard(http.HandlerFunc(pprofIndex)))
-	mux.Handle("GET /debug/pprof/profile", s.guard(http.HandlerFunc(pprofCPU)))
-	mux.Handle("GET /debug/pprof/trace", s.guard(http.HandlerFunc(pprofTrace)))
-	mux.Handle("GET /debug/pprof/{profile}", s.guard(http.HandlerFunc(pprofNamed)))
+	mux.Handle("GET /debug/pprof/{$}", admin(http.HandlerFunc(pprofIndex)))
+	mux.Handle("GET /debug/pprof/profile", adminHeavy(http.HandlerFunc(pprofCPU)))
+	mux.Handle("GET /debug/pprof/trace", adminHeavy(http.HandlerFunc(pprofTrace)))
+	mux.Handle("GET /debug/pprof/{profile}", adminHeavy(http.HandlerFunc(pprofNamed)))
 
-	mux.Handle("GET /api/v1/logs", s.guard(http.HandlerFunc(s.getLogs)))
-	mux.HandleFunc("GET /api/v1/topologies", s.listTopologies)
-	mux.HandleFunc("GET /api/v1/topologies/{name}", s.getTopology)
-	mux.HandleFunc("GET /api/v1/topologies/{name}/components/{component}", s.getComponent)
-	actions := http.NewCrossOriginProtection()
+	mux.Handle("GET /api/v1/logs", adminHeavy(http.HandlerFunc(s.getLogs)))
+	mux.Handle("GET /api/v1/topologies", read(http.HandlerFunc(s.listTopologies)))
+	mux.Handle("GET /api/v1/topologies/{name}", read(http.HandlerFunc(s.getTopology)))
+	mux.Handle("GET /api/v1/topologies/{name}/components/{component}", read(http.HandlerFunc(s.getComponent)))
 	for _, a := range []string{actActivate, actDeactivate, actKill} {
-		mux.Handle("POST /api/v1/topologies/{name}/"+a, actions.Handler(s.guard(s.action(a))))
+		mux.Handle("POST /api/v1/topologies/{name}/"+a, admin(s.action(a)))
 	}
 
-	mux.HandleFunc("GET /{$}", ui.indexPage)
-	mux.HandleFunc("GET /ui/topologies/{name}", ui.topology)
-	mux.HandleFunc("GET /ui/partials/topologies", ui.indexPartial)
-	mux.HandleFunc("GET /ui/partials/topologies/{name}", ui.topologyPartial)
-	mux.Handle("GET /ui/logs", s.guard(http.HandlerFunc(ui.logs)))
-	mux.Handle("GET /ui/partials/logs", s.guard(http.HandlerFunc(ui.logsPartial)))
-	mux.Handle("GET /static/", ui.static())
+	mux.Handle("GET /{$}", read(http.HandlerFunc(ui.indexPage)))
+	mux.Handle("GET /ui/topologies/{name}", read(http.HandlerFunc(ui.topology)))
+	mux.Handle("GET /ui/partials/topologies", read(http.HandlerFunc(ui.indexPartial)))
+	mux.Handle("GET /ui/partials/topologies/{name}", read(http.HandlerFunc(ui.topologyPartial)))
+	mux.Handle("GET /ui/logs", adminHeavy(http.HandlerFunc(ui.logs)))
+	mux.Handle("GET /ui/partials/logs", adminHeavy(http.HandlerFunc(ui.logsPartial)))
+	mux.Handle("GET /static/", read(ui.static()))
 
-	return jsonErrors(mux)
+	return jsonErrors(httpguard.Chain(mux, g.Hosts(s.hosts()...), crossOrigin, g.MaxBytes(maxBody))), nil
 }
 
-// guard requires the bearer token, if one is configured (for actions,
-// profiles and logs).
-func (s *Server) guard(h http.Handler) http.Handler {
-	if s.cfg.Token == "" {
-		return h
+// authenticator is what establishes identities: the configured
+// Authenticator and the Token (the admin identity), either optional.
+func (s *Server) authenticator() httpguard.Authenticator {
+	var token httpguard.Authenticator
+	if s.cfg.Token != "" {
+		token = httpguard.BearerToken(s.cfg.Token, httpguard.Identity{Role: httpguard.RoleAdmin, Name: "token"})
 	}
-	want := []byte("Bearer " + s.cfg.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="squall"`)
-			writeError(w, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)")
-			return
+	return httpguard.FirstOf(s.cfg.Authenticator, token)
+}
+
+// hosts are the names the Host header may carry besides the address a
+// request arrives on: Config.Hosts and Addr's host, unless that is
+// empty or an unspecified address (every interface).
+func (s *Server) hosts() []string {
+	names := slices.Clone(s.cfg.Hosts)
+	if host, _, err := net.SplitHostPort(s.cfg.Addr); err == nil && host != "" {
+		if ip, err := netip.ParseAddr(host); err != nil || !ip.IsUnspecified() {
+			names = append(names, host)
 		}
-		h.ServeHTTP(w, r)
-	})
+	}
+	return names
 }
 
 // ErrorBody is the JSON document of every error answer of /api, /healthz,
@@ -91,9 +127,9 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 }
 
 // jsonErrors turns the plain-text error answers of the mux and of
-// net/http's handlers (404 and 405 with its Allow header, 403 of the
-// cross-origin check) into ErrorBody documents, for every path but the
-// UI's.
+// net/http's handlers (404 and 405 with its Allow header) and of the
+// guards (421, 403, 401, 413, 503) into ErrorBody documents, for every
+// path but the UI's.
 func jsonErrors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !jsonPath(r.URL.Path) {

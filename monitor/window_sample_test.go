@@ -42,7 +42,7 @@ func TestWindowedCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/topologies/w", nil))
+		s.Handler().ServeHTTP(rec, localRequest("GET", "/api/v1/topologies/w"))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("%d: %s", rec.Code, rec.Body)
 		}
@@ -68,7 +68,7 @@ func TestWindowedCounters(t *testing.T) {
 
 		// The page shows them.
 		rec = httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/ui/topologies/w", nil))
+		s.Handler().ServeHTTP(rec, localRequest("GET", "/ui/topologies/w"))
 		for _, want := range []string{"Counters over time", "<td>10m</td><td>10m0s</td>", "<td>3h</td><td>3h0m0s</td>", "<td class=\"n\">600</td>"} {
 			if !strings.Contains(rec.Body.String(), want) {
 				t.Errorf("the page lacks %q:\n%s", want, rec.Body)
