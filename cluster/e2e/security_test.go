@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -108,14 +109,16 @@ func TestSecurityNimbusAPI(t *testing.T) {
 		t.Fatalf("rebound Host: %d %s", code, body)
 	}
 	// A declared 100 GB upload is refused before anything is read.
-	req, _ := http.NewRequest("POST", base+"/api/topologies/wordcount", strings.NewReader("x"))
-	req.ContentLength = 100 << 30
-	resp, err := admin.Do(req)
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Fatalf("100 GB Content-Length: %d", resp.StatusCode)
-		}
+	conn, err := tls.Dial("tcp", addr, c.bundle("admin").ClientTLS(pki.Nimbus))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /api/topologies/wordcount HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nx", addr, int64(100)<<30)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	if !strings.Contains(status, "413") {
+		t.Fatalf("a declared 100 GB upload: %q %v, want 413 at once", status, err)
 	}
 	// Code only to nimbuses and supervisors.
 	c.submit("wordcount")
@@ -232,6 +235,42 @@ func TestSecurityForgedAssignmentRunsNothing(t *testing.T) {
 	c.cli.Delete(ctx, c.keys.Prefix+"/code/evil/", clientv3.WithPrefix())
 }
 
+// TestSecurityKilledTopologyStaysDead: after a kill, an etcd writer puts
+// the topology's assignment back, changed (a new epoch) so that the
+// leader's signature no longer holds. The supervisor still has the
+// artifact, but starts nothing.
+func TestSecurityKilledTopologyStaysDead(t *testing.T) {
+	c := newCluster(t, 2*time.Second)
+	c.nimbus("n1")
+	sup := c.supervisor("s1", t.TempDir(), 7600)
+	c.leader(60*time.Second, "")
+	c.submit("wordcount")
+	c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
+	a, _ := c.assignment("wordcount")
+	if out, err := c.Run("kill", "wordcount"); err != nil {
+		t.Fatalf("kill: %v\n%s", err, out)
+	}
+	if err := eventually(30*time.Second, func() bool { return len(c.WorkerPIDs()) == 0 }); err != nil {
+		t.Fatalf("workers still run after the kill: %v", err)
+	}
+	starts := strings.Count(sup.Logs.String(), "supervisor: started a worker")
+	a.Epoch++
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.cli.Put(ctx, c.keys.Assignment("wordcount"), meta.Encode(a)); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(10*time.Second, func() bool {
+		return strings.Contains(sup.Logs.String(), "refusing an assignment no nimbus of the cluster signed")
+	}); err != nil {
+		t.Fatalf("the supervisor did not refuse the forged assignment: %v", err)
+	}
+	time.Sleep(time.Second)
+	if n := strings.Count(sup.Logs.String(), "supervisor: started a worker"); n != starts {
+		t.Fatalf("the supervisor started %d workers of the forged assignment", n-starts)
+	}
+}
+
 // TestSecurityWorkerTransportRefusesStrangers: with the public data of
 // the cluster view (a worker's transport address), a stranger connects:
 // plain TCP and a TLS client without the topology's certificate are both
@@ -307,5 +346,32 @@ func TestSecurityLogsNeedAnIdentity(t *testing.T) {
 	}
 	if code, _ := do(t, http.DefaultClient, "GET", strings.Replace(url, "https://", "http://", 1), nil, nil); code == http.StatusOK {
 		t.Fatal("logs served over plain HTTP")
+	}
+}
+
+// TestSecurityUnsignedAssignmentIsRestored: an etcd writer strips the
+// signature of a running topology's assignment. The supervisors would
+// refuse it (a stall); the leader signs it again at once.
+func TestSecurityUnsignedAssignmentIsRestored(t *testing.T) {
+	c := newCluster(t, 2*time.Second)
+	c.nimbus("n1")
+	c.supervisor("s1", t.TempDir(), 7700)
+	c.leader(60*time.Second, "")
+	c.submit("wordcount")
+	c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
+	a, _ := c.assignment("wordcount")
+	unsigned := a.Unsigned()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.cli.Put(ctx, c.keys.Assignment("wordcount"), meta.Encode(unsigned)); err != nil {
+		t.Fatal(err)
+	}
+	roots := c.bundle("supervisor").Roots()
+	if err := eventually(30*time.Second, func() bool {
+		got, _ := c.assignment("wordcount")
+		_, err := got.Verify(roots, time.Now())
+		return err == nil
+	}); err != nil {
+		t.Fatalf("the leader left the assignment unsigned: %v", err)
 	}
 }

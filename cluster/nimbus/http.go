@@ -62,6 +62,8 @@ func (n *Nimbus) allow(ctx context.Context, action Action, spec *meta.Spec) erro
 		return fmt.Errorf("%w: no identity", ErrForbidden)
 	}
 	if id.Role == RoleLocal && action != ActionRead {
+		// Whatever the policy says: a request without a certificate
+		// only reads.
 		return fmt.Errorf("%w: %s needs a client or admin certificate (a request without one may only read, and only on loopback)", ErrForbidden, action)
 	}
 	return n.cfg.Policy.Allow(id, action, spec)
