@@ -59,17 +59,36 @@ func readRecord(path string) (record, error) {
 // supervisor's death (and a signal to the supervisor's group) leaves it
 // running; its output goes to logPath, not to a pipe that would break.
 func launch(path string, args, env []string, dir, logPath string) (*proc, *exec.Cmd, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	return launchIsolated(nil, 0, path, args, env, dir, logPath)
+}
+
+// launchIsolated is launch of the worker of slot port under x's
+// isolation (nil: none). With a user to run as, the worker's directory
+// dir (and all in it) becomes that user's, and the artifact at path
+// readable and executable by its group (see isolator.grant); the output
+// file is opened without following a symbolic link the worker may have
+// left in its directory. The worker's cgroup, if any, is removed when it
+// exits, before the proc is done.
+func launchIsolated(x *isolator, port int, path string, args, env []string, dir, logPath string) (*proc, *exec.Cmd, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer logf.Close() // the child has its own descriptor
+	if st, err := logf.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("supervisor: %s is not a regular file", logPath)
+	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	c, err := x.confine(cmd, port, path, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cmd, err = c.start(cmd); err != nil {
+		c.release()
 		return nil, nil, err
 	}
 	p := &proc{rec: record{PID: cmd.Process.Pid, Path: path, StartTime: startTime(cmd.Process.Pid)}, done: make(chan struct{}), code: -1}
@@ -78,6 +97,7 @@ func launch(path string, args, env []string, dir, logPath string) (*proc, *exec.
 		if cmd.ProcessState != nil {
 			p.code = cmd.ProcessState.ExitCode()
 		}
+		c.release()
 		close(p.done)
 	}()
 	return p, cmd, nil
