@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -89,14 +88,12 @@ func (s *Server) authenticator() httpguard.Authenticator {
 }
 
 // hosts are the names the Host header may carry besides the address a
-// request arrives on: Config.Hosts and Addr's host, unless that is
-// empty or an unspecified address (every interface).
+// request arrives on: Config.Hosts and Addr's host (even 0.0.0.0, which
+// URL then shows: an IP address cannot be rebound to another server).
 func (s *Server) hosts() []string {
 	names := slices.Clone(s.cfg.Hosts)
 	if host, _, err := net.SplitHostPort(s.cfg.Addr); err == nil && host != "" {
-		if ip, err := netip.ParseAddr(host); err != nil || !ip.IsUnspecified() {
-			names = append(names, host)
-		}
+		names = append(names, host)
 	}
 	return names
 }

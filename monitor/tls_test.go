@@ -66,7 +66,8 @@ func (ca *testCA) issue(t *testing.T, role, name string) tls.Certificate {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-func roleOfOU(c *x509.Certificate) (httpguard.Identity, error) {
+func roleOfOU(chain []*x509.Certificate) (httpguard.Identity, error) {
+	c := chain[0]
 	if len(c.Subject.OrganizationalUnit) != 1 {
 		return httpguard.Identity{}, errors.New("no role")
 	}

@@ -203,9 +203,16 @@ func TestRequire(t *testing.T) {
 // verify is refused.
 func TestPeerCertificate(t *testing.T) {
 	pki := newTestPKI(t)
-	roleOf := func(c *x509.Certificate) (httpguard.Identity, error) {
+	roleOf := func(chain []*x509.Certificate) (httpguard.Identity, error) {
+		c := chain[0]
+		if len(chain) != 2 {
+			return httpguard.Identity{}, errors.New("not issued by the CA")
+		}
 		if len(c.Subject.OrganizationalUnit) != 1 {
 			return httpguard.Identity{}, errors.New("no role in the certificate")
+		}
+		if c.Subject.OrganizationalUnit[0] == "none" {
+			return httpguard.Identity{Name: c.Subject.CommonName}, nil // a mapping's mistake
 		}
 		return httpguard.Identity{Role: c.Subject.OrganizationalUnit[0], Name: c.Subject.CommonName}, nil
 	}
@@ -243,6 +250,9 @@ func TestPeerCertificate(t *testing.T) {
 	}
 	if code, body := get(verifying, pki.cert(t, "", "norole", true)); code != 401 || !strings.Contains(body, "no role in the certificate") {
 		t.Errorf("certificate without a role: %d %q", code, body)
+	}
+	if code, body := get(verifying, pki.cert(t, "none", "mistake", true)); code != 401 || !strings.Contains(body, "names no role") {
+		t.Errorf("certificate mapped to no role: %d %q", code, body)
 	}
 	if code, body := get(verifying, nil); code != 401 || !strings.Contains(body, "client certificate is required") {
 		t.Errorf("no certificate over TLS on loopback: %d %q", code, body)
