@@ -35,17 +35,11 @@ const RoleLocal = "local"
 // certificate (package pki); a request without one is "local" on
 // loopback and has no credentials elsewhere.
 func identify(r *http.Request) (httpguard.Identity, error) {
-	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		id, err := pki.IdentityOfChains(r.TLS.VerifiedChains)
-		if err != nil {
-			return httpguard.Identity{}, fmt.Errorf("%w: %w", httpguard.ErrBadCredentials, err)
-		}
-		return httpguard.Identity{Role: string(id.Role), Name: id.Name}, nil
-	}
-	if r.TLS != nil && httpguard.LoopbackAddr(r.RemoteAddr) {
+	id, err := pki.HTTPAuthenticator().Authenticate(r)
+	if errors.Is(err, httpguard.ErrNoCredentials) && r.TLS != nil && httpguard.LoopbackAddr(r.RemoteAddr) {
 		return httpguard.Identity{Role: RoleLocal, Name: r.RemoteAddr}, nil
 	}
-	return httpguard.Identity{}, fmt.Errorf("%w: a client certificate of the cluster is required", httpguard.ErrNoCredentials)
+	return id, err
 }
 
 // secure reports whether the nimbus runs with certificates.

@@ -230,8 +230,11 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	var monURL string
 	if w.cfg.HTTP != "" {
 		mon = monitor.NewRegistry()
-		srv, err := monitor.Start(mon, monitor.Config{Addr: w.cfg.HTTP, Token: w.cfg.MonitorToken, ReadOnly: true,
-			LogFile: w.cfg.LogFile, Logger: w.log})
+		mcfg := monitor.Config{Addr: w.cfg.HTTP, Token: w.cfg.MonitorToken, ReadOnly: true, LogFile: w.cfg.LogFile, Logger: w.log}
+		if b := w.cfg.Bundle; b != nil {
+			mcfg.TLS, mcfg.Authenticator = b.ServerTLS(false), pki.HTTPAuthenticator()
+		}
+		srv, err := monitor.Start(mon, mcfg)
 		if err != nil {
 			return 1, fmt.Errorf("worker: the monitor: %w", err)
 		}
