@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -96,6 +97,8 @@ type Nimbus struct {
 	keys  meta.Layout
 	sched *scheduler
 	guard *httpguard.Guard
+
+	refused atomic.Int64 // assignments found unsigned or badly signed
 
 	specMu sync.Mutex // serializes the leader's spec writes
 }

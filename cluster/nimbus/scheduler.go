@@ -208,6 +208,7 @@ func (s *scheduler) read(ctx context.Context) (*state, error) {
 					st.assignments[name], st.raw[name] = v, meta.Encode(v.Unsigned())
 				} else {
 					st.unverified = append(st.unverified, name)
+					s.n.refused.Add(1)
 					err = fmt.Errorf("nimbus: %w; assigning the topology afresh", err)
 				}
 			}

@@ -105,7 +105,7 @@ func slotView(ts []TopologyInfo, slot meta.Slot) SlotView {
 // read from etcd at each scrape.
 func (n *Nimbus) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(clusterCollector{n})
+	reg.MustRegister(clusterCollector{n}, n.guard.Collector(), refusedCollector{n})
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
@@ -173,4 +173,16 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(workerDesc, prometheus.GaugeValue, float64(len(t.Workers)), t.Spec.Topology, "running")
 		ch <- prometheus.MustNewConstMetric(crashDesc, prometheus.GaugeValue, float64(crashes), t.Spec.Topology)
 	}
+}
+
+var refusedDesc = prometheus.NewDesc("squall_cluster_refused_total",
+	"Assignments this nimbus found unsigned or badly signed, and assigned afresh.", nil, nil)
+
+// refusedCollector exports the assignments the leader refused.
+type refusedCollector struct{ n *Nimbus }
+
+func (refusedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- refusedDesc }
+
+func (c refusedCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(c.n.refused.Load()))
 }
