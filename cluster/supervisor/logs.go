@@ -1,7 +1,7 @@
 package supervisor
 
 import (
-	"crypto/subtle"
+	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/squallstream/squall/cluster/pki"
+	"github.com/squallstream/squall/internal/httpguard"
 	"github.com/squallstream/squall/monitor/logfile"
 )
 
@@ -39,7 +41,15 @@ type LogLines struct {
 // the last N lines (default 100, at most 1000) of the slot's worker log
 // that contain TEXT (ignoring case), as LogLines or, with format=text, as
 // plain text; output=1 reads the worker's standard output and error
-// instead. With a token, requests must carry it (Authorization: Bearer).
+// instead.
+//
+// Behind httpguard's guards: the Host header must name this server (its
+// listener's address, loopback names on loopback), no body is accepted,
+// and with a Bundle or a Token a request needs the identity of an admin
+// or a client of the cluster: a verified client certificate
+// (pki.IdentityOfChains) or the token (Authorization: Bearer), which
+// counts as an admin. With neither (a plain log server, on loopback
+// only) anyone on the host may read. Refusals are logged.
 func (s *Supervisor) logHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /logs/{port}", func(w http.ResponseWriter, r *http.Request) {
@@ -67,26 +77,38 @@ func (s *Supervisor) logHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(LogLines{Port: port, File: name, Lines: res.Lines, More: res.More, Skipped: res.Skipped})
 	})
-	if s.cfg.Token == "" {
-		return mux
+	g := httpguard.New(httpguard.Config{Server: "supervisor", Logger: s.log})
+	var certs, token httpguard.Authenticator
+	if s.cfg.Bundle != nil {
+		certs = httpguard.PeerCertificate(clusterIdentity)
 	}
-	want := []byte("Bearer " + s.cfg.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="squall"`)
-			http.Error(w, "a bearer token is required (Authorization: Bearer <token>)", http.StatusUnauthorized)
-			return
+	if s.cfg.Token != "" {
+		token = httpguard.BearerToken(s.cfg.Token, httpguard.Identity{Role: httpguard.RoleAdmin, Name: "token"})
+	}
+	plain := certs == nil && token == nil
+	policy := httpguard.Policy(httpguard.AnyIdentity)
+	if !plain {
+		policy = httpguard.Roles(httpguard.RoleAdmin, httpguard.RoleClient)
+	}
+	var names []string
+	if s.cfg.Listener != nil {
+		if host, _, err := net.SplitHostPort(s.cfg.Listener.Addr().String()); err == nil {
+			names = append(names, host)
 		}
-		mux.ServeHTTP(w, r)
-	})
+	}
+	return httpguard.Chain(mux, g.Hosts(names...), g.MaxBytes(0),
+		g.Authenticate(httpguard.FirstOf(certs, token), httpguard.AuthConfig{PlainLoopback: plain}), g.Require(policy))
+}
+
+// clusterIdentity is the identity a verified chain of the cluster's CA
+// names (package pki).
+func clusterIdentity(chain []*x509.Certificate) (httpguard.Identity, error) {
+	id, err := pki.IdentityOf(chain)
+	if err != nil {
+		return httpguard.Identity{}, err
+	}
+	return httpguard.Identity{Role: string(id.Role), Name: id.Name}, nil
 }
 
 // loopback reports whether addr (host:port) is on a loopback interface.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
-}
+func loopback(addr string) bool { return httpguard.LoopbackAddr(addr) }

@@ -1,12 +1,16 @@
 package supervisor
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // logger is a worker that writes a line to the log file its supervisor
@@ -90,7 +95,7 @@ func TestLogServerOffLoopbackNeedsAToken(t *testing.T) {
 	}
 	defer ln.Close()
 	err = Config{Client: newEnv(t).cli, ID: "s", Ports: []int{1}, DataDir: t.TempDir(), Listener: ln}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "Token is required") {
+	if err == nil || !strings.Contains(err.Error(), "is required to serve the workers' logs") {
 		t.Fatalf("Validate = %v", err)
 	}
 }
@@ -117,4 +122,131 @@ func TestUnusedArtifactsArePruned(t *testing.T) {
 		return pid > 0 && alive(pid) && errors.Is(err1, os.ErrNotExist) && err2 == nil
 	})
 	killAtEnd(t, pidOf(t, dir, 7000))
+}
+
+// logServer serves the log handler of a supervisor with the given
+// token and bundle over one slot, 7000, whose worker log has a line.
+func logServer(t *testing.T, token string, bundle *pki.Bundle) *httptest.Server {
+	t.Helper()
+	s := &Supervisor{cfg: Config{Ports: []int{7000}, DataDir: t.TempDir(), Token: token, Bundle: bundle},
+		log: slog.New(slog.DiscardHandler)}
+	if err := os.MkdirAll(s.slotDir(7000), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.slotDir(7000), WorkerLogFile), []byte(`{"msg":"hello"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	s.cfg.Listener = ts.Listener
+	ts.Config.Handler = s.logHandler()
+	if bundle != nil {
+		ts.TLS = bundle.ServerTLS(false)
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func get(t *testing.T, c *http.Client, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The log server's guards, with a token: the token is required (even on
+// loopback), the Host must name the server, and no body is accepted.
+func TestLogServerGuards(t *testing.T) {
+	ts := logServer(t, "secret", nil)
+	c := ts.Client()
+	auth := map[string]string{"Authorization": "Bearer secret"}
+	if code, body := get(t, c, ts.URL+"/logs/7000", auth); code != http.StatusOK || !strings.Contains(body, "hello") {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": "secret"}} {
+		if code, _ := get(t, c, ts.URL+"/logs/7000", hdr); code != http.StatusUnauthorized {
+			t.Errorf("%v: %d, want 401", hdr, code)
+		}
+	}
+	if code, _ := get(t, c, ts.URL+"/logs/7000", map[string]string{"Authorization": "Bearer secret", "Host": "evil.example"}); code != http.StatusMisdirectedRequest {
+		t.Errorf("a rebound Host: %d, want 421", code)
+	}
+	req, _ := http.NewRequest("GET", ts.URL+"/logs/7000", strings.NewReader("body"))
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a request with a body: %d, want 413", resp.StatusCode)
+	}
+
+	// Without a token or certificates: open on loopback.
+	plain := logServer(t, "", nil)
+	if code, body := get(t, plain.Client(), plain.URL+"/logs/7000", nil); code != http.StatusOK {
+		t.Fatalf("a plain loopback log server: %d %s", code, body)
+	}
+}
+
+// With a bundle, the logs are an admin's or a client's: their verified
+// certificates pass, other roles are forbidden, no certificate is
+// refused.
+func TestLogServerCertificates(t *testing.T) {
+	now := time.Now()
+	ca, err := pki.NewAuthority("test", 0, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(role pki.Role, name string, hosts ...string) *pki.Bundle {
+		b, err := ca.Issue(pki.Request{Role: role, Name: name, Hosts: hosts, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sup := issue(pki.Supervisor, "s1", "127.0.0.1")
+	ts := logServer(t, "", sup)
+	client := func(b *pki.Bundle) *http.Client {
+		cfg := b.ClientTLS(pki.Supervisor)
+		tr := &http.Transport{TLSClientConfig: cfg}
+		t.Cleanup(tr.CloseIdleConnections)
+		return &http.Client{Transport: tr}
+	}
+	worker, err := sup.IssueWorker(pki.WorkerName("t", 1), nil, 0, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		who  *pki.Bundle
+		want int
+	}{
+		{issue(pki.Admin, "alice"), http.StatusOK},
+		{issue(pki.Client, "bob"), http.StatusOK},
+		{issue(pki.Nimbus, "n1"), http.StatusForbidden},
+		{worker, http.StatusForbidden},
+	} {
+		if code, body := get(t, client(tc.who), ts.URL+"/logs/7000", nil); code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.who.Identity(), code, body, tc.want)
+		}
+	}
+	anon := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: sup.Roots(), MinVersion: tls.VersionTLS13}}
+	defer anon.CloseIdleConnections()
+	if code, _ := get(t, &http.Client{Transport: anon}, ts.URL+"/logs/7000", nil); code != http.StatusUnauthorized {
+		t.Errorf("no certificate, on loopback: %d, want 401", code)
+	}
 }
