@@ -568,14 +568,48 @@ func (c *confinement) startTraced(cmd *exec.Cmd) error {
 	return nil
 }
 
-// setLimits sets the rlimits of process pid.
+// setLimits sets the rlimits of process pid. A worker running as another
+// user gets them from a thread whose real uid and gid are the worker's
+// (see prlimitAs).
 func (x *isolator) setLimits(pid int) error {
-	for _, l := range x.rlimits {
+	if r := x.iso.RunAs; r != nil && (uint32(os.Getuid()) != r.UID || uint32(os.Getgid()) != r.GID) {
+		return prlimitAs(r, pid, x.rlimits)
+	}
+	return prlimit(pid, x.rlimits)
+}
+
+func prlimit(pid int, limits []rlimit) error {
+	for _, l := range limits {
 		if err := unix.Prlimit(pid, l.resource, &unix.Rlimit{Cur: l.value, Max: l.value}, nil); err != nil {
 			return fmt.Errorf("supervisor: %s of pid %d: %w", l.name, pid, err)
 		}
 	}
 	return nil
+}
+
+// prlimitAs sets the rlimits of pid, a process of r, from a thread of its
+// own whose real uid and gid are r's (its effective ids, and so its
+// capabilities, stay the supervisor's): the kernel lets a process set the
+// limits of one with its real ids without CAP_SYS_RESOURCE, which root
+// often lacks (in a container, say). The thread is not given back: its
+// goroutine ends locked to it, which ends the thread.
+func prlimitAs(r *RunAs, pid int, limits []rlimit) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked
+		// Raw system calls change this thread's credentials only (the
+		// syscall package's change every thread's).
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(r.GID), ^uintptr(0), ^uintptr(0)); e != 0 {
+			done <- fmt.Errorf("supervisor: setting a thread's real gid: %w", e)
+			return
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(r.UID), ^uintptr(0), ^uintptr(0)); e != 0 {
+			done <- fmt.Errorf("supervisor: setting a thread's real uid: %w", e)
+			return
+		}
+		done <- prlimit(pid, limits)
+	}()
+	return <-done
 }
 
 // release removes the worker's cgroup once it has exited, after saying

@@ -352,6 +352,25 @@ func TestIsolatedWorkers(t *testing.T) {
 		}
 	})
 
+	t.Run("limits of a worker running as another user", func(t *testing.T) {
+		l := newLayout(t, helper, 7000)
+		x, err := newIsolator(Isolation{RunAs: &RunAs{UID: 65534, GID: 65534}, OpenFiles: 100, MemoryBytes: 2 << 30, NoCgroups: true},
+			"t1", l.data, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, st := run(t, x, l, "report")
+		if !st.Success() {
+			t.Fatalf("helper failed: %v\n%s", st, out)
+		}
+		if r := parseReport(t, out); r.UID != 65534 || r.NoFile != 100 || r.NoFileMax != 100 {
+			t.Errorf("uid %d RLIMIT_NOFILE %d/%d, want 65534 100/100", r.UID, r.NoFile, r.NoFileMax)
+		}
+		if out, st := run(t, x, l, "alloc", strconv.Itoa(3<<30)); st.Success() || !strings.Contains(out, "out of memory") {
+			t.Errorf("3 GiB under a 2 GiB limit: %v\n%s", st, out)
+		}
+	})
+
 	t.Run("open files without ptrace", func(t *testing.T) {
 		l := newLayout(t, helper, 7000)
 		x, err := newIsolator(Isolation{OpenFiles: 90}, "t1", l.data, slog.New(slog.DiscardHandler))
