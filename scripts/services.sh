@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # services.sh: the real Apache Kafka, Apache Cassandra and etcd (a cluster of
-# three members) that squall's integration tests run against, on 127.0.0.1,
-# without Docker.
+# three members) that squall's integration tests run against, on 127.0.0.1
+# (or $SQUALL_SERVICES_HOST), without Docker.
 #
 #   scripts/services.sh up       resolve jars (first run only), start all, wait until ready
 #   scripts/services.sh down     stop all (by recorded pid) and wait for them to exit
@@ -46,6 +46,9 @@
 #   SQUALL_KAFKA_HEAP              Kafka maximum heap           (default 512m)
 #   SQUALL_CASSANDRA_HEAP          Cassandra heap               (default 1g)
 #   SQUALL_SERVICES_TIMEOUT        seconds to wait for each service to be ready (default 180)
+#   SQUALL_SERVICES_HOST           the IPv4 address every service listens on and advertises
+#                                  (default 127.0.0.1; the partition harness runs them on an
+#                                  address of a network namespace, see docs/partitions.md)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,6 +59,7 @@ KAFKA_SASL_PORT=${SQUALL_KAFKA_SASL_PORT:-19094}
 CASSANDRA_PORT=${SQUALL_CASSANDRA_PORT:-19042}
 CASSANDRA_STORAGE_PORT=${SQUALL_CASSANDRA_STORAGE_PORT:-17000}
 ETCD_PORT=${SQUALL_ETCD_PORT:-12379}
+HOST=${SQUALL_SERVICES_HOST:-127.0.0.1}
 ETCD_MEMBERS=(m1 m2 m3)
 KAFKA_HEAP=${SQUALL_KAFKA_HEAP:-512m}
 CASSANDRA_HEAP=${SQUALL_CASSANDRA_HEAP:-1g}
@@ -158,9 +162,9 @@ pids_of() {
 	echo "${out[*]}"
 }
 
-# port_in_use PORT: something accepts connections on 127.0.0.1:PORT.
+# port_in_use PORT: something accepts connections on $HOST:PORT (SQUALL_SERVICES_HOST).
 port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
 }
 
 # stop NAME...: SIGTERM to each, wait up to 60 s for all, then SIGKILL the
@@ -366,7 +370,7 @@ etcd_peer_port() { echo $((ETCD_PORT + 100 * $1 + 1)); }
 write_etcd_config() {
 	local i cluster=()
 	for i in "${!ETCD_MEMBERS[@]}"; do
-		cluster+=("${ETCD_MEMBERS[i]}=http://127.0.0.1:$(etcd_peer_port "$i")")
+		cluster+=("${ETCD_MEMBERS[i]}=http://$HOST:$(etcd_peer_port "$i")")
 	done
 	{
 		echo "# Written by scripts/services.sh: name client-port peer-port initial-cluster, one member a line."
@@ -385,9 +389,9 @@ write_kafka_config() {
 # Written by scripts/services.sh: one combined KRaft broker+controller for tests.
 process.roles=broker,controller
 node.id=1
-controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT,SASL_SSL://$HOST:$KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_SSL://$HOST:$KAFKA_SASL_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
@@ -437,8 +441,18 @@ logger.apache.level = INFO
 EOF
 }
 
+# kafka_san: the subject alternative names of the SASL_SSL listener's
+# certificate: $HOST (127.0.0.1 by default), 127.0.0.1 and localhost.
+kafka_san() {
+	if [[ $HOST == 127.0.0.1 ]]; then
+		echo "IP:127.0.0.1,DNS:localhost"
+	else
+		echo "IP:$HOST,IP:127.0.0.1,DNS:localhost"
+	fi
+}
+
 # write_kafka_tls: a self-signed key for the SASL_SSL listener, valid for
-# 127.0.0.1 and localhost, in a PKCS12 key store for the broker, and its
+# the names of kafka_san, in a PKCS12 key store for the broker, and its
 # certificate in PEM (tls/ca.pem) for clients to trust. Made afresh by `up`.
 write_kafka_tls() {
 	local d=$DIR/kafka/tls keytool
@@ -447,7 +461,7 @@ write_kafka_tls() {
 	rm -rf "$d"
 	mkdir -p "$d"
 	"$keytool" -genkeypair -alias squall-kafka -keyalg RSA -keysize 2048 -validity 3650 \
-		-dname "CN=squall-test-kafka" -ext "SAN=IP:127.0.0.1,DNS:localhost" \
+		-dname "CN=squall-test-kafka" -ext "SAN=$(kafka_san)" \
 		-storetype PKCS12 -keystore "$d/broker.p12" \
 		-storepass "$KAFKA_KEYSTORE_PASSWORD" -keypass "$KAFKA_KEYSTORE_PASSWORD" >"$DIR/kafka/logs/keytool.log" 2>&1 &&
 		"$keytool" -exportcert -rfc -alias squall-kafka -keystore "$d/broker.p12" \
@@ -467,9 +481,9 @@ initial_token: 0
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:$CASSANDRA_STORAGE_PORT"
-listen_address: 127.0.0.1
-rpc_address: 127.0.0.1
+      - seeds: "$HOST:$CASSANDRA_STORAGE_PORT"
+listen_address: $HOST
+rpc_address: $HOST
 storage_port: $CASSANDRA_STORAGE_PORT
 native_transport_port: $CASSANDRA_PORT
 start_native_transport: true
@@ -621,7 +635,7 @@ start_etcd() {
 		[[ -z $(pid_of "etcd/$name") ]] || continue
 		mkdir -p "$d/data" "$d/logs"
 		spawn "$d/logs/etcd.log" "$DIR/bin/squall-etcd" -name "$name" -data-dir "$d/data" \
-			-client-url "http://127.0.0.1:$cport" -peer-url "http://127.0.0.1:$pport" \
+			-client-url "http://$HOST:$cport" -peer-url "http://$HOST:$pport" \
 			-initial-cluster "$cluster" -cluster-token squall-test-etcd -log-level warn
 		echo "$SPAWNED" >"$d/pid"
 	done <"$DIR/etcd/conf/members"
@@ -632,7 +646,7 @@ etcd_addrs() {
 	local name cport rest
 	while read -r name cport rest; do
 		[[ -n $name && $name != \#* ]] || continue
-		echo "127.0.0.1:$cport"
+		echo "$HOST:$cport"
 	done <"$DIR/etcd/conf/members"
 }
 
@@ -712,7 +726,7 @@ wait_ready() {
 			if [[ $name == etcd ]]; then
 				addrs=$(etcd_addrs)
 			else
-				addrs=127.0.0.1:$(recorded_port "$name")
+				addrs=$HOST:$(recorded_port "$name")
 			fi
 			addr=${addrs//$'\n'/,}
 			pids=()
@@ -763,7 +777,7 @@ cmd_up() {
 		[[ -z $(pids_of "$name") ]] || stop $(members "$name")
 		for port in $(ports_of "$name"); do
 			if port_in_use "${port%%:*}"; then
-				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, or set ${port#*:} to a free port"
+				die "port $HOST:${port%%:*} (for $name) is already in use by another process: stop that process, or set ${port#*:} to a free port"
 			fi
 		done
 		to_start+=("$name")
@@ -814,7 +828,7 @@ cmd_status() {
 			if [[ $name == etcd ]]; then
 				echo "$name: running (pids $pid) on $(etcd_addrs | paste -sd, -)"
 			else
-				echo "$name: running (pid $pid) on 127.0.0.1:$(recorded_port "$name")"
+				echo "$name: running (pid $pid) on $HOST:$(recorded_port "$name")"
 			fi
 		elif [[ -n $pid ]]; then
 			echo "$name: partly running (pids $pid of ${#ETCD_MEMBERS[@]} members)"
@@ -853,18 +867,18 @@ cmd_env() {
 	for name in "${SERVICES[@]}"; do
 		case $name in
 		kafka)
-			echo "SQUALL_KAFKA_BROKERS=127.0.0.1:$(recorded_port kafka)"
+			echo "SQUALL_KAFKA_BROKERS=$HOST:$(recorded_port kafka)"
 			# The SASL_SSL listener, when the running broker has one (an
 			# older services directory may not).
 			sasl_port=$(recorded_sasl_port)
 			if [[ -n $sasl_port && -f $DIR/kafka/tls/ca.pem ]]; then
-				echo "SQUALL_KAFKA_SASL_BROKERS=127.0.0.1:$sasl_port"
+				echo "SQUALL_KAFKA_SASL_BROKERS=$HOST:$sasl_port"
 				printf 'SQUALL_KAFKA_CA_FILE=%q\n' "$DIR/kafka/tls/ca.pem"
 				echo "SQUALL_KAFKA_SASL_TEST_USER=$KAFKA_SASL_USER"
 				echo "SQUALL_KAFKA_SASL_TEST_PASSWORD=$KAFKA_SASL_PASSWORD"
 			fi
 			;;
-		cassandra) echo "SQUALL_CASSANDRA_HOSTS=127.0.0.1:$(recorded_port cassandra)" ;;
+		cassandra) echo "SQUALL_CASSANDRA_HOSTS=$HOST:$(recorded_port cassandra)" ;;
 		etcd) echo "SQUALL_ETCD_ENDPOINTS=$(etcd_addrs | paste -sd, -)" ;;
 		esac
 	done
@@ -915,7 +929,7 @@ cmd_start() {
 		ports=$(cat "$DIR/$name/ports" 2>/dev/null || ports_of "$name")
 		for port in $ports; do
 			if port_in_use "${port%%:*}"; then
-				die "port 127.0.0.1:${port%%:*} (for $name) is already in use by another process: stop that process, then run 'scripts/services.sh start $name' again"
+				die "port $HOST:${port%%:*} (for $name) is already in use by another process: stop that process, then run 'scripts/services.sh start $name' again"
 			fi
 		done
 		if [[ $name != etcd ]]; then
