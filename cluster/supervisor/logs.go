@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -47,7 +46,7 @@ type LogLines struct {
 // listener's address, loopback names on loopback), no body is accepted,
 // and with a Bundle or a Token a request needs the identity of an admin
 // or a client of the cluster: a verified client certificate
-// (pki.IdentityOfChains) or the token (Authorization: Bearer), which
+// (pki.HTTPAuthenticator) or the token (Authorization: Bearer), which
 // counts as an admin. With neither (a plain log server, on loopback
 // only) anyone on the host may read. Refusals are logged.
 func (s *Supervisor) logHandler() http.Handler {
@@ -80,7 +79,7 @@ func (s *Supervisor) logHandler() http.Handler {
 	g := httpguard.New(httpguard.Config{Server: "supervisor", Logger: s.log})
 	var certs, token httpguard.Authenticator
 	if s.cfg.Bundle != nil {
-		certs = httpguard.PeerCertificate(clusterIdentity)
+		certs = pki.HTTPAuthenticator()
 	}
 	if s.cfg.Token != "" {
 		token = httpguard.BearerToken(s.cfg.Token, httpguard.Identity{Role: httpguard.RoleAdmin, Name: "token"})
@@ -98,16 +97,6 @@ func (s *Supervisor) logHandler() http.Handler {
 	}
 	return httpguard.Chain(mux, g.Hosts(names...), g.MaxBytes(0),
 		g.Authenticate(httpguard.FirstOf(certs, token), httpguard.AuthConfig{PlainLoopback: plain}), g.Require(policy))
-}
-
-// clusterIdentity is the identity a verified chain of the cluster's CA
-// names (package pki).
-func clusterIdentity(chain []*x509.Certificate) (httpguard.Identity, error) {
-	id, err := pki.IdentityOf(chain)
-	if err != nil {
-		return httpguard.Identity{}, err
-	}
-	return httpguard.Identity{Role: string(id.Role), Name: id.Name}, nil
 }
 
 // loopback reports whether addr (host:port) is on a loopback interface.
