@@ -104,6 +104,7 @@ func commands() []command {
 		{"rebalance", "NAME", "schedule topology NAME afresh (--workers N)", runRebalance},
 		{"list", "", "list the submitted topologies", runList},
 		{"ca", "init|issue", "create the cluster's CA, issue certificates (see docs/security.md)", runCA},
+		{"etcd-auth", "", "turn etcd's authentication on: root, the daemons' users and roles (see docs/cluster.md)", runEtcdAuth},
 	}
 }
 

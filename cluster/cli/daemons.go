@@ -33,6 +33,8 @@ func runNimbus(ctx context.Context, p *Program, args []string) error {
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL of the election and code holder keys: the leader failover time")
 	rf := fs.Int("replication", 1, "nimbus hosts that must hold a topology's code before it runs")
 	maxArtifact := fs.Int64("max-artifact-bytes", nimbus.DefaultMaxArtifactBytes, "largest artifact a submit may upload")
+	workerCreds := fs.Bool("worker-credentials", false, "give each topology's workers an etcd user limited to its keys "+
+		"(etcd with authentication, see the etcd-auth command; this nimbus must connect as etcd's root user)")
 	var cf certFlags
 	cf.register(fs, "nimbus")
 	if _, err := parse(p, fs, "nimbus", args, 0); err != nil {
@@ -68,7 +70,7 @@ func runNimbus(ctx context.Context, p *Program, args []string) error {
 		return usageError("--listen %s: %v", *listen, errNoCerts)
 	}
 	n, err := nimbus.New(nimbus.Config{Client: cli, Prefix: e.prefix, ID: id, Listener: ln, CodeDir: *dataDir,
-		TTL: *ttl, ReplicationFactor: *rf, Bundle: bundle, MaxArtifactBytes: *maxArtifact, Logger: log})
+		TTL: *ttl, ReplicationFactor: *rf, Bundle: bundle, MaxArtifactBytes: *maxArtifact, WorkerCredentials: *workerCreds, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

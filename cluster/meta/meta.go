@@ -16,6 +16,7 @@
 //	generations/<topology>                     Generation: owner generation        by the master's worker
 //	crashes/<topology>/<supervisor>/<port>     Crash: restart counts of a slot     under the supervisor's lease
 //	errors/<topology>/<supervisor>/<port>      WorkerErrors: its last errors       under the worker's lease
+//	credentials/<topology>                     WorkerCredential: workers' etcd user  leader only, fenced
 package meta
 
 import (
@@ -94,6 +95,10 @@ func (l Layout) ErrorReport(topology string, s Slot) string {
 
 // Generation is the key of a topology's Generation record.
 func (l Layout) Generation(topology string) string { return l.p() + "/generations/" + topology }
+
+// Credentials is the key of the etcd credential of a topology's workers
+// (WorkerCredential), when the cluster's etcd runs with authentication.
+func (l Layout) Credentials(topology string) string { return l.p() + "/credentials/" + topology }
 
 // Coordination is the prefix of the coordination store (etcdstore) of
 // topologies that name no other.
@@ -231,6 +236,15 @@ type Generation struct {
 	// (trident.Topology.PlanDigest); the other shares must have built the
 	// same.
 	Plan string `json:"plan"`
+}
+
+// WorkerCredential is the etcd user and password a topology's workers
+// connect with: a role limited to the topology's own keys (package
+// etcdauth). Written by the leader nimbus at the first submit, removed at
+// kill; readable by nimbuses and supervisors only.
+type WorkerCredential struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
 }
 
 // Status is what a topology's worker last reported.

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/codestore"
+	"github.com/squallstream/squall/cluster/etcdauth"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/internal/httpguard"
@@ -73,6 +74,9 @@ func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, f
 	if err != nil {
 		return meta.Spec{}, err
 	}
+	if err := n.grantCredential(ctx, name); err != nil {
+		return meta.Spec{}, err
+	}
 	return n.updateSpec(ctx, name, true, func(s *meta.Spec) error {
 		if s.Topology == "" {
 			*s = meta.Spec{Topology: name, Status: meta.Active, Submitted: n.cfg.Clock.Now().UTC()}
@@ -122,7 +126,32 @@ func (n *Nimbus) Kill(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	_, err = l.Write(ctx, clientv3.OpDelete(n.keys.Spec(name)), clientv3.OpDelete(n.keys.Assignment(name)),
-		clientv3.OpDelete(n.keys.CodeRecord(name)))
+		clientv3.OpDelete(n.keys.CodeRecord(name)), clientv3.OpDelete(n.keys.Credentials(name)))
+	if err == nil && n.cfg.WorkerCredentials {
+		err = etcdauth.RevokeTopology(ctx, n.cfg.Client, name)
+	}
+	return err
+}
+
+// grantCredential gives a topology's workers their own etcd user, once
+// (Config.WorkerCredentials).
+func (n *Nimbus) grantCredential(ctx context.Context, name string) error {
+	if !n.cfg.WorkerCredentials {
+		return nil
+	}
+	l, err := n.cand.Leadership(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := n.cfg.Client.Get(ctx, n.keys.Credentials(name), clientv3.WithCountOnly())
+	if err != nil || resp.Count > 0 {
+		return err
+	}
+	c, err := etcdauth.GrantTopology(ctx, n.cfg.Client, n.cfg.Prefix, name)
+	if err != nil {
+		return fmt.Errorf("nimbus: the etcd user of topology %s: %w", name, err)
+	}
+	_, err = l.Write(ctx, clientv3.OpPut(n.keys.Credentials(name), meta.Encode(meta.WorkerCredential{User: c.User, Password: c.Password})))
 	return err
 }
 

@@ -76,6 +76,12 @@ type Config struct {
 	// assignments it writes. Without it (tests, loopback only) it serves
 	// plain HTTP and signs nothing.
 	Bundle *pki.Bundle
+	// WorkerCredentials has the leader give each topology an etcd user
+	// of its own (package etcdauth: a role limited to the topology's
+	// keys) at its first submit, stored in credentials/<topology> for the
+	// supervisors to hand to its workers, and remove it at kill. The
+	// nimbus's etcd client must then act as etcd's root user.
+	WorkerCredentials bool
 	// Policy decides who may change what (nil: DefaultPolicy).
 	Policy Policy
 	// MaxArtifactBytes bounds an uploaded artifact (default

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -79,7 +80,7 @@ func launchIsolated(x *isolator, port int, path string, args, env []string, dir,
 		return nil, nil, fmt.Errorf("supervisor: %s is not a regular file", logPath)
 	}
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return !inheritable(kv) }), env...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -590,20 +590,24 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 	args := append([]string{"worker", "--topology", r.work.Topology, "--supervisor", s.cfg.ID,
 		"--port", strconv.Itoa(r.port), "--data-dir", dir, "--log-file", filepath.Join(dir, WorkerLogFile), "--log-format", "json"},
 		s.cfg.WorkerArgs...)
+	var certs string
 	if s.cfg.Bundle != nil {
-		certs, err := s.issueWorker(r.work.Topology, dir)
-		if err != nil {
+		if certs, err = s.issueWorker(r.work.Topology, dir); err != nil {
 			return nil, err
 		}
 		args = append(args, "--certs", certs)
 	}
-	p, cmd, err := launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
+	env, err := s.workerEnv(ctx, r.work.Topology, certs)
+	if err != nil {
+		return nil, err
+	}
+	p, cmd, err := launch(path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
 	// An artifact just written may be "busy" for a moment: a process
 	// forked meanwhile (another slot's worker) inherited its write
 	// descriptor until it execs. Not a start failure: try again shortly.
 	for busy := 0; errors.Is(err, syscall.ETXTBSY) && busy < 50 && ctx.Err() == nil; busy++ {
 		s.sleep(ctx, 20*time.Millisecond)
-		p, cmd, err = launch(path, args, s.cfg.WorkerEnv, dir, filepath.Join(dir, WorkerOutputFile))
+		p, cmd, err = launch(path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: starting %s: %w", path, err)
