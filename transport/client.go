@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -26,6 +28,7 @@ import (
 // leaves its tree incomplete, the tree times out and the spout replays it.
 type Client struct {
 	cfg    ClientConfig
+	tls    *tls.Config // cfg.TLS with its ServerName, or nil
 	log    *slog.Logger
 	q      *queue
 	cancel context.CancelFunc
@@ -49,6 +52,14 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	cfg = cfg.withDefaults()
 	c := &Client{cfg: cfg, q: newQueue(cfg), done: make(chan struct{}),
 		log: cfg.Logger.With("worker", cfg.Worker, "peer", cfg.Peer, "addr", cfg.Addr)}
+	if cfg.TLS != nil {
+		c.tls = cfg.TLS.Clone()
+		if c.tls.ServerName == "" {
+			if host, _, err := net.SplitHostPort(cfg.Addr); err == nil {
+				c.tls.ServerName = host
+			}
+		}
+	}
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(1)
 	go c.run(ctx)
@@ -126,8 +137,11 @@ func (c *Client) run(ctx context.Context) {
 	}()
 	seq := backoff.Sequence{Backoff: backoff.New(int64(c.cfg.MinBackoff), int64(c.cfg.MaxBackoff), c.cfg.Seed)}
 	for {
-		conn, err := c.connect(ctx)
+		conn, raw, err := c.connect(ctx)
 		if ctx.Err() != nil {
+			if raw != nil {
+				raw.Close()
+			}
 			return
 		}
 		if err != nil {
@@ -152,7 +166,7 @@ func (c *Client) run(ctx context.Context) {
 		c.stats.connects.Add(1)
 		c.setErr(nil)
 		c.log.Info("transport: connected")
-		err = c.pump(ctx, conn)
+		err = c.pump(ctx, conn, raw)
 		if ctx.Err() != nil {
 			return
 		}
@@ -161,29 +175,50 @@ func (c *Client) run(ctx context.Context) {
 	}
 }
 
-// connect dials and shakes hands, within ConnectTimeout.
-func (c *Client) connect(ctx context.Context) (net.Conn, error) {
+// connect dials and shakes hands (TLS, VerifyPeer, the transport's),
+// within ConnectTimeout. It returns the connection to write to and the
+// underlying one, which closes both.
+func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	conn, err := c.cfg.Dial(ctx, c.cfg.Addr)
+	raw, err = c.cfg.Dial(ctx, c.cfg.Addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() }) // unblocks the handshake
-	err = clientHandshake(conn, &c.cfg)
+	stop := context.AfterFunc(ctx, func() { raw.Close() }) // unblocks the handshakes
+	conn = raw
+	if c.tls != nil {
+		tc := tls.Client(raw, c.tls)
+		if err = tc.HandshakeContext(ctx); err != nil {
+			err = fmt.Errorf("transport: TLS handshake with %s: %w", c.cfg.Addr, err)
+		} else if c.cfg.VerifyPeer != nil {
+			if verr := c.cfg.VerifyPeer(tc.ConnectionState()); verr != nil {
+				err = &HandshakeError{Peer: c.cfg.Peer, Reason: "VerifyPeer: " + verr.Error()}
+			}
+		}
+		conn = tc
+	}
+	if err == nil {
+		err = clientHandshake(conn, &c.cfg)
+	}
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
 	if err != nil {
-		conn.Close()
-		return nil, err
+		raw.Close()
+		return nil, nil, err
 	}
-	return conn, nil
+	return conn, raw, nil
 }
 
+// heartbeatFrame is an empty frame: written when the connection was
+// silent for Heartbeat, so the server's IdleTimeout does not close it.
+const heartbeatFrame = "\x00\x00\x00\x01\x90"
+
 // pump writes queued frames to conn until a write fails, the peer closes
-// the connection, or ctx ends. It closes conn.
-func (c *Client) pump(ctx context.Context, conn net.Conn) error {
+// the connection, or ctx ends, and a heartbeat whenever nothing was
+// written for Heartbeat. It closes raw, the connection under conn.
+func (c *Client) pump(ctx context.Context, conn, raw net.Conn) error {
 	broken := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -196,10 +231,12 @@ func (c *Client) pump(ctx context.Context, conn net.Conn) error {
 		}
 		broken <- err
 	}()
-	stop := context.AfterFunc(ctx, func() { conn.Close() }) // unblocks a blocked write
+	stop := context.AfterFunc(ctx, func() { raw.Close() }) // unblocks a blocked write
+	heartbeat := c.cfg.Clock.NewTimer(c.cfg.Heartbeat)
 	defer func() {
+		heartbeat.Stop()
 		stop()
-		conn.Close()
+		raw.Close()
 		wg.Wait()
 	}()
 	for {
@@ -207,6 +244,13 @@ func (c *Client) pump(ctx context.Context, conn net.Conn) error {
 		if b == nil {
 			select {
 			case <-c.q.ready:
+				continue
+			case <-heartbeat.C():
+				if _, err := io.WriteString(conn, heartbeatFrame); err != nil {
+					return err
+				}
+				c.stats.heartbeats.Add(1)
+				heartbeat.Reset(c.cfg.Heartbeat)
 				continue
 			case err := <-broken:
 				if err == io.EOF {
@@ -218,6 +262,7 @@ func (c *Client) pump(ctx context.Context, conn net.Conn) error {
 			}
 		}
 		_, err := conn.Write(b)
+		heartbeat.Reset(c.cfg.Heartbeat)
 		c.q.recycle(b)
 		if err != nil {
 			c.stats.lost.Add(uint64(msgs))
@@ -238,11 +283,12 @@ func (c *Client) Stats() ClientStats {
 		Queued: queued, Sent: c.stats.sent.Load(), Lost: c.stats.lost.Load(), Dropped: c.stats.dropped.Load(),
 		Frames: c.stats.frames.Load(), Bytes: c.stats.bytes.Load(), QueuedBytes: waiting,
 		Connects: c.stats.connects.Load(), ConnectFailures: c.stats.connectFailures.Load(),
+		Heartbeats: c.stats.heartbeats.Load(),
 	}
 }
 
 type clientCounters struct {
-	sent, lost, dropped, frames, bytes, connects, connectFailures atomic.Uint64
+	sent, lost, dropped, frames, bytes, connects, connectFailures, heartbeats atomic.Uint64
 }
 
 // ClientStats are a Client's counters since it started.
@@ -255,5 +301,6 @@ type ClientStats struct {
 	Bytes           uint64 // bytes written in frames
 	QueuedBytes     int    // bytes waiting in the queue now
 	Connects        uint64 // connections established
-	ConnectFailures uint64 // failed connection attempts (dial or handshake)
+	ConnectFailures uint64 // failed connection attempts (dial, TLS or handshake)
+	Heartbeats      uint64 // empty frames written on a silent connection
 }

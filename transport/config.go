@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,9 @@ const (
 	DefaultReceiveQueue     = 4
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultListenAddr       = "127.0.0.1:0"
+	DefaultMaxConns         = 256
+	DefaultIdleTimeout      = 2 * time.Minute
+	DefaultHeartbeat        = 30 * time.Second
 )
 
 // maxIDBytes bounds topology and worker ids, so a handshake is small.
@@ -54,15 +58,32 @@ type ClientConfig struct {
 	// between failed connection attempts (Storm's netty min_wait_ms and
 	// max_wait_ms). Zero means 100ms and 1s.
 	MinBackoff, MaxBackoff time.Duration
-	// ConnectTimeout bounds one attempt: dial plus handshake. Zero means
-	// 5s. It is measured by the system clock, like every network timeout.
+	// ConnectTimeout bounds one attempt: dial, TLS and handshake. Zero
+	// means 5s. It is measured by the system clock, like every network
+	// timeout.
 	ConnectTimeout time.Duration
+	// Heartbeat is how long the connection may stay silent: when nothing
+	// was written for Heartbeat, an empty frame is, so that the server's
+	// IdleTimeout (2 minutes by default) does not close an idle
+	// connection. It must be below the server's IdleTimeout. Zero means
+	// 30s.
+	Heartbeat time.Duration
 	// Dial opens a connection. Nil means a net.Dialer over TCP.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 
+	// TLS, when set, runs the connection over TLS with this
+	// configuration (for mutual TLS it carries this worker's certificate
+	// and the CA that signs the servers'). An empty ServerName is taken
+	// from the host of Addr. Nil means plain TCP.
+	TLS *tls.Config
+	// VerifyPeer, when set, is called with the server's TLS state after
+	// the TLS handshake and before the transport's handshake; an error
+	// fails the connection attempt (retried with backoff). It needs TLS.
+	VerifyPeer func(tls.ConnectionState) error
+
 	// Types carries value types outside the built-in set. Nil means none.
 	Types *Types
-	// Logger receives connection events. Nil discards them.
+	// Logger receives connection events. Nil means slog.Default().
 	Logger *slog.Logger
 	// Clock times the backoff waits. Nil means the system clock.
 	Clock clock.Clock
@@ -95,14 +116,43 @@ type ServerConfig struct {
 	// MaxFrameBytes is the largest frame body accepted; a larger length
 	// prefix closes the connection. Zero means 16 MiB.
 	MaxFrameBytes int
-	// HandshakeTimeout bounds the wait for a peer's handshake, by the
-	// system clock. Zero means 5s.
+	// ConnBudget bounds the bytes the decoded frames of one connection
+	// hold until the handler has taken them: a frame reserves its
+	// FrameBudget before it is decoded and keeps what decoding it was
+	// charged until it is delivered; the connection is not read while the
+	// next frame does not fit (as when the receive queue is full), unless
+	// nothing is held. Zero means DecodeRatio × MaxFrameBytes (64 MiB).
+	ConnBudget int
+	// MaxConns bounds the connections open at once, handshakes included:
+	// one more is closed as soon as it is accepted. Zero means 256.
+	MaxConns int
+	// HandshakeTimeout bounds the time from accepting a connection to the
+	// end of its handshakes, TLS and the transport's, by the system
+	// clock. Zero means 5s.
 	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection that brings no complete frame (a
+	// client's heartbeat counts) for this long, by the system clock. Zero
+	// means 2 minutes.
+	IdleTimeout time.Duration
+
+	// TLS, when set, makes the server speak TLS only, with this
+	// configuration: for mutual TLS it carries this worker's certificate,
+	// ClientAuth tls.RequireAndVerifyClientCert and the CA that signs the
+	// peers' certificates in ClientCAs. A connection that fails the TLS
+	// handshake is refused. Nil means plain TCP.
+	TLS *tls.Config
+	// VerifyPeer, when set, is called with a peer's TLS state after the
+	// TLS handshake and before anything else is read from it; an error
+	// refuses the peer (the connection is closed, logged and counted
+	// under ReasonPeer). It is where a cluster checks that the peer is a
+	// worker of this topology. It needs TLS.
+	VerifyPeer func(tls.ConnectionState) error
 
 	// Types carries value types outside the built-in set. Nil means none.
 	Types *Types
-	// Logger receives connection events and rejected frames. Nil discards
-	// them.
+	// Logger receives connection events, refused connections and
+	// rejected frames. Nil means slog.Default(): refusals are never
+	// silent.
 	Logger *slog.Logger
 	// Clock times the waits after a failed Accept. Nil means the system
 	// clock.
@@ -140,9 +190,12 @@ func (c ClientConfig) Validate() error {
 	p.positive("FrameMessages", c.FrameMessages)
 	p.positive("FrameBytes", c.FrameBytes)
 	p.positive("MaxFrameBytes", c.MaxFrameBytes)
-	if c.MinBackoff < 0 || c.MaxBackoff < 0 || c.ConnectTimeout < 0 {
-		p.add("durations must not be negative (MinBackoff %v, MaxBackoff %v, ConnectTimeout %v)",
-			c.MinBackoff, c.MaxBackoff, c.ConnectTimeout)
+	if c.MinBackoff < 0 || c.MaxBackoff < 0 || c.ConnectTimeout < 0 || c.Heartbeat < 0 {
+		p.add("durations must not be negative (MinBackoff %v, MaxBackoff %v, ConnectTimeout %v, Heartbeat %v)",
+			c.MinBackoff, c.MaxBackoff, c.ConnectTimeout, c.Heartbeat)
+	}
+	if c.VerifyPeer != nil && c.TLS == nil {
+		p.add("VerifyPeer is set without TLS")
 	}
 	d := c.withDefaults()
 	if d.MaxFrameBytes < 64 || d.MaxFrameBytes > 1<<31-1 {
@@ -165,12 +218,13 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	c.MinBackoff = or(c.MinBackoff, DefaultMinBackoff)
 	c.MaxBackoff = or(c.MaxBackoff, max(DefaultMaxBackoff, c.MinBackoff))
 	c.ConnectTimeout = or(c.ConnectTimeout, DefaultConnectTimeout)
+	c.Heartbeat = or(c.Heartbeat, DefaultHeartbeat)
 	if c.Dial == nil {
 		var d net.Dialer
 		c.Dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Seed == 0 {
@@ -189,8 +243,13 @@ func (c ServerConfig) Validate() error {
 	}
 	p.positive("ReceiveQueue", c.ReceiveQueue)
 	p.positive("MaxFrameBytes", c.MaxFrameBytes)
-	if c.HandshakeTimeout < 0 {
-		p.add("HandshakeTimeout is %v; it must be positive (or zero for 5s)", c.HandshakeTimeout)
+	p.positive("ConnBudget", c.ConnBudget)
+	p.positive("MaxConns", c.MaxConns)
+	if c.HandshakeTimeout < 0 || c.IdleTimeout < 0 {
+		p.add("durations must not be negative (HandshakeTimeout %v, IdleTimeout %v)", c.HandshakeTimeout, c.IdleTimeout)
+	}
+	if c.VerifyPeer != nil && c.TLS == nil {
+		p.add("VerifyPeer is set without TLS")
 	}
 	if d := c.withDefaults(); d.MaxFrameBytes < 64 || d.MaxFrameBytes > 1<<31-1 {
 		p.add("MaxFrameBytes is %d; it must be 64 to 2^31-1", d.MaxFrameBytes)
@@ -203,8 +262,11 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	c.ReceiveQueue = or(c.ReceiveQueue, DefaultReceiveQueue)
 	c.MaxFrameBytes = or(c.MaxFrameBytes, DefaultMaxFrameBytes)
 	c.HandshakeTimeout = or(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	c.ConnBudget = or(c.ConnBudget, DecodeRatio*c.MaxFrameBytes)
+	c.MaxConns = or(c.MaxConns, DefaultMaxConns)
+	c.IdleTimeout = or(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	c.Clock = clock.Or(c.Clock)
 	return c

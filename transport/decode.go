@@ -15,16 +15,19 @@ import (
 const maxStreams = 1024
 
 // arenaChunk is the number of values (and anchors) allocated at once for
-// the messages of a frame.
-const arenaChunk = 256
+// the messages of a frame: 255 of 16 bytes with the allocator's 8-byte
+// header fill the 4096-byte size class (256 would take 4864).
+const arenaChunk = 255
 
 // decoder decodes frame bodies, parsing the msgpack directly from the
 // body (see cursor). Every length in the body is checked against the
-// bytes that remain before anything is allocated, so a frame of n bytes
-// never makes the decoder allocate much more than n. It is not safe for
-// concurrent use.
+// bytes that remain, and every allocation is charged against the frame's
+// budget (see FrameBudget), before anything is allocated. It is not safe
+// for concurrent use.
 type decoder struct {
 	c       cursor
+	charged int // bytes charged for the frame being decoded
+	budget  int // the frame's budget
 	types   *Types
 	streams map[string]string // interned stream names
 	last    string            // the last stream name decoded
@@ -32,6 +35,9 @@ type decoder struct {
 
 	values  arena.Slices[any]    // the messages' values
 	anchors arena.Slices[Anchor] // the messages' anchors
+	// valueChunks and anchorChunks follow the arenas, to charge their
+	// chunks.
+	valueChunks, anchorChunks chunkMeter
 }
 
 func newDecoder(types *Types) *decoder {
@@ -43,12 +49,17 @@ var errTrailing = errors.New("bytes after the last message")
 
 // frame decodes the body of one frame and appends its messages to out.
 // The messages' Values and Anchors are fresh memory; out's own backing
-// array is the caller's.
+// array is the caller's. Afterwards d.charged holds what the frame was
+// charged, at most FrameBudget(len(body)).
 func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
 	d.c.reset(body)
+	d.charged, d.budget = 0, FrameBudget(len(body))
 	n, err := d.arrayLen(3) // a message takes at least 3 bytes
+	if err == nil {
+		err = d.charge(costAlloc(n * costMessage))
+	}
 	if err != nil {
-		return out, badFrame(len(body), "message count: %v", err)
+		return out, frameError(len(body), err, "message count")
 	}
 	out = slices.Grow(out, n)
 	for i := range n {
@@ -59,13 +70,23 @@ func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
 		*m = Message{}
 		if err := d.message(m); err != nil {
 			*m = Message{}
-			return out[:len(out)-1], badFrame(len(body), "message %d of %d: %v", i, n, err)
+			return out[:len(out)-1], frameError(len(body), err, fmt.Sprintf("message %d of %d", i, n))
 		}
 	}
 	if d.c.left() != 0 {
 		return out, badFrame(len(body), "%v: %d", errTrailing, d.c.left())
 	}
 	return out, nil
+}
+
+// charge takes n bytes from the frame's budget: called before they are
+// allocated.
+func (d *decoder) charge(n int) error {
+	d.charged += n
+	if d.charged > d.budget {
+		return fmt.Errorf("%w: %d bytes charged, the budget is %d", ErrOverBudget, d.charged, d.budget)
+	}
+	return nil
 }
 
 func (d *decoder) message(m *Message) error {
@@ -128,6 +149,9 @@ func (d *decoder) tuple(m *Message) error {
 		return fmt.Errorf("odd anchor array of %d", na)
 	}
 	if na > 0 {
+		if err := d.charge(d.anchorChunks.take(na / 2)); err != nil {
+			return err
+		}
 		m.Anchors = d.anchors.Take(na / 2)
 		for i := range m.Anchors {
 			root, err := d.c.integer()
@@ -143,6 +167,9 @@ func (d *decoder) tuple(m *Message) error {
 	}
 	nv, err := d.arrayLen(1)
 	if err != nil {
+		return err
+	}
+	if err := d.charge(d.valueChunks.take(nv)); err != nil {
 		return err
 	}
 	m.Values = d.values.Take(nv)
@@ -187,10 +214,14 @@ func (d *decoder) arrayLen(min int) (int, error) {
 	return n, nil
 }
 
-// stream decodes a stream name, interned.
+// stream decodes a stream name, interned. It is charged as if it were
+// allocated, interned or not.
 func (d *decoder) stream() (string, error) {
 	b, err := d.c.strBytes(false)
 	if err != nil {
+		return "", err
+	}
+	if err := d.charge(costAlloc(len(b))); err != nil {
 		return "", err
 	}
 	if string(b) == d.last { // most messages of a frame share a stream

@@ -16,14 +16,23 @@ func (d *decoder) value(depth int) (any, error) {
 	switch {
 	case code <= codePosFixIntHi || code >= codeNegFixIntLo, code >= codeUint8 && code <= codeInt64:
 		u, err := d.c.integer()
+		if err == nil {
+			err = d.charge(costInt(u))
+		}
 		return int(int64(u)), err
 	case code >= codeFixStrLow && code <= codeFixStrHigh, code >= codeStr8 && code <= codeStr32:
 		b, err := d.c.strBytes(false)
+		if err == nil {
+			err = d.charge(costString(len(b)))
+		}
 		if err != nil {
 			return nil, err
 		}
 		return d.strs.get(b), nil
 	case code == codeFloat64:
+		if err := d.charge(costScalar); err != nil {
+			return nil, err
+		}
 		return d.c.float64()
 	case code == codeTrue, code == codeFalse:
 		d.c.pos++
@@ -33,8 +42,17 @@ func (d *decoder) value(depth int) (any, error) {
 		return nil, nil
 	case code >= codeBin8 && code <= codeBin32:
 		b, err := d.c.strBytes(true)
-		return append([]byte{}, b...), err
+		if err == nil {
+			err = d.charge(costBin(len(b)))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte{}, b...), nil
 	case code == codeFloat32:
+		if err := d.charge(costScalar); err != nil {
+			return nil, err
+		}
 		return d.c.float32()
 	case code >= codeExt8 && code <= codeExt32, code >= codeFixExt1 && code <= codeFixExt16:
 		return d.ext()
@@ -52,6 +70,9 @@ func (d *decoder) array(depth int) (any, error) {
 	}
 	n, err := d.arrayLen(1)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.charge(costArray(n)); err != nil {
 		return nil, err
 	}
 	a := make([]any, n)
@@ -74,11 +95,17 @@ func (d *decoder) mapValue(depth int) (any, error) {
 	if n < 0 || 2*n > d.c.left() {
 		return nil, fmt.Errorf("map of %d entries in %d bytes", n, d.c.left())
 	}
+	if err := d.charge(costMap(n)); err != nil {
+		return nil, err
+	}
 	m := make(map[string]any, n)
 	for range n {
 		k, err := d.c.strBytes(false)
 		if err != nil {
 			return nil, fmt.Errorf("map key: %w", err)
+		}
+		if err := d.charge(costAlloc(len(k))); err != nil {
+			return nil, err
 		}
 		v, err := d.value(depth + 1)
 		if err != nil {
@@ -100,13 +127,22 @@ func (d *decoder) ext() (any, error) {
 	}
 	switch id {
 	case extTime:
+		if err := d.charge(costTime); err != nil {
+			return nil, err
+		}
 		return decodeTime(data)
 	case extSized:
+		if err := d.charge(costScalar); err != nil {
+			return nil, err
+		}
 		return decodeSized(data)
 	}
 	t := d.types.lookupID(id)
 	if t == nil {
 		return nil, fmt.Errorf("unknown extension %d", id)
+	}
+	if err := d.charge(costExt(n)); err != nil {
+		return nil, err
 	}
 	v, err := t.dec(data)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package transport moves tuples and acker messages between the worker
-// processes of a topology in cluster mode: one TCP connection from each
-// worker to each peer it sends to, carrying length-prefixed frames of
-// msgpack-encoded messages.
+// processes of a topology in cluster mode: one TCP (or TLS) connection
+// from each worker to each peer it sends to, carrying length-prefixed
+// frames of msgpack-encoded messages.
 //
 // A Client is the sending end of one connection. Send encodes messages
 // into a bounded queue of frames and returns; a writer goroutine writes
@@ -29,6 +29,22 @@
 // the maximum size, a frame that does not decode, a failed handshake —
 // closes that connection with a logged, counted error, and never brings
 // the process down.
+//
+// # Security and budgets
+//
+// Nothing that arrives is trusted by default. With ServerConfig.TLS and
+// ClientConfig.TLS the connections run over TLS (mutual TLS from one
+// cluster CA, in a cluster); VerifyPeer checks a peer's TLS state before
+// anything else is read from it. Decoding a frame may allocate at most
+// FrameBudget of its size, and a connection's decoded frames at most
+// ServerConfig.ConnBudget until the handler takes them. A server holds at
+// most MaxConns connections, gives a peer HandshakeTimeout for TLS and
+// handshake, and closes a connection idle for IdleTimeout (clients send
+// heartbeats). Every refusal is logged by the server's own logger
+// (slog.Default() unless set) with the remote address and a reason, and
+// counted by reason (ServerStats.RefusedByReason). A registered value
+// type's decoder that panics costs its frame and its connection, not the
+// process.
 //
 // # Values
 //

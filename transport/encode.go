@@ -66,11 +66,14 @@ type wireBuf struct{ b []byte }
 // writing msgpack itself: every integer, length and header in its
 // smallest encoding, floats at their own width, which is what the
 // msgpack library's Encoder writes for the same calls (encode_ref_test.go
-// checks it byte for byte). It is not safe for concurrent use.
+// checks it byte for byte). It also adds up in cost a bound of what
+// decoding the messages will charge the receiver's budget (see
+// FrameBudget and costFrameBase). It is not safe for concurrent use.
 type encoder struct {
 	w       wireBuf
 	types   *Types
 	scratch []byte
+	cost    int
 }
 
 func newEncoder(types *Types) *encoder {
@@ -87,8 +90,13 @@ func (e *encoder) message(m *Message) error {
 	b := appendArrayLen(e.w.b, n)
 	b = appendUint(b, uint64(m.Kind))
 	b = appendInt(b, int64(m.Task))
+	e.cost += costMessageBound
 	switch m.Kind {
 	case KindTuple:
+		e.cost += costAlloc(len(m.Stream)) + costTake(len(m.Values))
+		if len(m.Anchors) > 0 {
+			e.cost += costTake(len(m.Anchors))
+		}
 		b = appendString(b, m.Stream)
 		b = appendInt(b, int64(m.Source))
 		b = appendArrayLen(b, 2*len(m.Anchors))
@@ -144,9 +152,12 @@ func (e *encoder) value(v any, depth int) error {
 		b = append(b, codeNil)
 	case string:
 		b = appendString(b, x)
+		e.cost += costString(len(x))
 	case int:
 		b = appendInt(b, int64(x))
+		e.cost += costInt(uint64(x))
 	case float64:
+		e.cost += costScalar
 		b = append(b, codeFloat64)
 		b = binary.BigEndian.AppendUint64(b, math.Float64bits(x))
 	case bool:
@@ -158,9 +169,12 @@ func (e *encoder) value(v any, depth int) error {
 	case []byte: // nil too: it arrives empty
 		b = appendLen(b, codeBin8, len(x))
 		b = append(b, x...)
+		e.cost += costBin(len(x))
 	case time.Time:
 		b = appendTime(b, x)
+		e.cost += costTime
 	case float32:
+		e.cost += costScalar
 		b = append(b, codeFloat32)
 		b = binary.BigEndian.AppendUint32(b, math.Float32bits(x))
 	case []any:
@@ -168,6 +182,7 @@ func (e *encoder) value(v any, depth int) error {
 			return &ValueError{Type: reflect.TypeOf(v), Reason: "nested too deeply"}
 		}
 		e.w.b = appendArrayLen(b, len(x))
+		e.cost += costArray(len(x))
 		for i, el := range x {
 			if err := e.value(el, depth+1); err != nil {
 				return prefixPath(err, "["+strconv.Itoa(i)+"]")
@@ -179,8 +194,10 @@ func (e *encoder) value(v any, depth int) error {
 			return &ValueError{Type: reflect.TypeOf(v), Reason: "nested too deeply"}
 		}
 		e.w.b = appendMapLen(b, len(x))
+		e.cost += costMap(len(x))
 		for k, el := range x {
 			e.w.b = appendString(e.w.b, k)
+			e.cost += costAlloc(len(k))
 			if err := e.value(el, depth+1); err != nil {
 				return prefixPath(err, "["+strconv.Quote(k)+"]")
 			}
@@ -189,6 +206,7 @@ func (e *encoder) value(v any, depth int) error {
 	default:
 		if tag, ok := sizedTag(v); ok {
 			b = appendSized(b, tag, v)
+			e.cost += costScalar
 			break
 		}
 		t := e.types.lookupType(reflect.TypeOf(v))
@@ -202,6 +220,7 @@ func (e *encoder) value(v any, depth int) error {
 		}
 		b = appendExtHeader(b, t.id, len(e.scratch))
 		b = append(b, e.scratch...)
+		e.cost += costExt(len(e.scratch))
 	}
 	e.w.b = b
 	return nil

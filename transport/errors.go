@@ -32,6 +32,14 @@ var (
 	// ErrHandshake: the peers did not agree on connect; wrapped by
 	// *HandshakeError.
 	ErrHandshake = errors.New("transport: handshake refused")
+	// ErrOverBudget: decoding a frame would allocate more than its
+	// budget (see FrameBudget); wrapped by *FrameError. Send refuses a
+	// message that could not be decoded within the budget of a frame of
+	// its own with ErrMessageTooLarge.
+	ErrOverBudget = errors.New("transport: frame over its decoding budget")
+	// ErrValuePanic: the decoder of a registered value type panicked;
+	// wrapped by *FrameError. The frame is rejected, the process lives on.
+	ErrValuePanic = errors.New("transport: value decoder panicked")
 )
 
 // ValueError reports a tuple value the wire format cannot carry.
@@ -55,14 +63,23 @@ func (e *ValueError) Unwrap() error { return ErrUnsupportedValue }
 type FrameError struct {
 	Size   int    // the frame's length prefix
 	Reason string // what was wrong
-	Err    error  // ErrBadFrame or ErrFrameTooLarge
+	Err    error  // ErrBadFrame, ErrFrameTooLarge, ErrOverBudget or ErrValuePanic
+
+	cause error // the decoding error Reason describes, if any
 }
 
 func (e *FrameError) Error() string {
 	return fmt.Sprintf("%v (%d bytes): %s", e.Err, e.Size, e.Reason)
 }
 
-func (e *FrameError) Unwrap() error { return e.Err }
+// Unwrap returns Err and, for a frame that did not decode, the error
+// the decoder met.
+func (e *FrameError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.cause}
+}
 
 // HandshakeError reports a peer that was refused on connect, by this side
 // or by the other one.
@@ -88,4 +105,17 @@ func (e *HandshakeError) Unwrap() error { return ErrHandshake }
 
 func badFrame(size int, format string, args ...any) *FrameError {
 	return &FrameError{Size: size, Reason: fmt.Sprintf(format, args...), Err: ErrBadFrame}
+}
+
+// frameError turns a decoding error into a *FrameError of the sentinel
+// it wraps: ErrOverBudget, ErrValuePanic, or else ErrBadFrame.
+func frameError(size int, err error, where string) *FrameError {
+	kind := ErrBadFrame
+	switch {
+	case errors.Is(err, ErrOverBudget):
+		kind = ErrOverBudget
+	case errors.Is(err, ErrValuePanic):
+		kind = ErrValuePanic
+	}
+	return &FrameError{Size: size, Reason: where + ": " + err.Error(), Err: kind, cause: err}
 }

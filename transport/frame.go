@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 )
 
 // A frame is a 4-byte big-endian length L followed by a body of L bytes.
@@ -35,7 +36,7 @@ func putFrameHeader(h []byte, count, n int) {
 // appendFrame appends msgs to b as one frame.
 func appendFrame(e *encoder, b []byte, msgs []Message) ([]byte, error) {
 	start := len(b)
-	e.w.b = append(b, make([]byte, frameHeader)...)
+	e.w.b, e.cost = append(b, make([]byte, frameHeader)...), costFrameBase
 	for i := range msgs {
 		if err := e.message(&msgs[i]); err != nil {
 			b, e.w.b = e.w.b[:start], nil
@@ -47,24 +48,36 @@ func appendFrame(e *encoder, b []byte, msgs []Message) ([]byte, error) {
 	return b, nil
 }
 
-// readFrame reads one frame from r into buf (grown as needed) and returns
-// its body. A length prefix above max is refused before any of the body
-// is read.
-func readFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
+// readChunk is the first size a frame buffer grows to beyond its
+// capacity; it doubles from there while the body arrives.
+const readChunk = 64 << 10
+
+// readFrame reads one frame from r into buf and returns its body. A
+// length prefix above limit is refused before any of the body is read.
+// buf grows while the body arrives, not to the length the prefix claims,
+// so a peer that announces a large frame and stalls holds little memory.
+func readFrame(r io.Reader, buf []byte, limit int) ([]byte, error) {
 	var p [lenPrefix]byte
 	if _, err := io.ReadFull(r, p[:]); err != nil {
 		return buf, err
 	}
-	n := binary.BigEndian.Uint32(p[:])
-	if uint64(n) > uint64(max) {
-		return buf, &FrameError{Size: int(n), Reason: "above the maximum frame size", Err: ErrFrameTooLarge}
+	n := int(binary.BigEndian.Uint32(p[:]))
+	if uint64(n) > uint64(limit) {
+		return buf, &FrameError{Size: n, Reason: "above the maximum frame size", Err: ErrFrameTooLarge}
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return buf, err
+	buf = buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n, max(2*cap(buf), readChunk))-len(buf))
+		}
+		got, err := io.ReadFull(r, buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
 	}
 	return buf, nil
 }

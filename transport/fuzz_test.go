@@ -14,7 +14,8 @@ import (
 // FuzzDecodeFrame feeds arbitrary bytes to the frame reader and decoder,
 // as a hostile or corrupt peer would. They must never panic, must reject
 // bad input with a FrameError (or a short read), and whatever they accept
-// must survive a second encode and decode unchanged.
+// must be within its budget, counted by the encoder at least as the
+// decoder charged it, and survive a second encode and decode unchanged.
 func FuzzDecodeFrame(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
@@ -29,12 +30,23 @@ func FuzzDecodeFrame(f *testing.F) {
 			}
 			return
 		}
-		msgs, err := newDecoder(nil).frame(body, nil)
+		dec := newDecoder(nil)
+		msgs, err := dec.frame(body, nil)
 		if err != nil {
-			if !errors.Is(err, ErrBadFrame) {
-				t.Fatalf("decode: %v is not ErrBadFrame", err)
+			if !errors.Is(err, ErrBadFrame) && !errors.Is(err, ErrOverBudget) {
+				t.Fatalf("decode: %v is not ErrBadFrame or ErrOverBudget", err)
 			}
 			return
+		}
+		if budget := FrameBudget(len(body)); dec.charged > budget {
+			t.Fatalf("accepted a frame charged %d, over its budget %d", dec.charged, budget)
+		}
+		enc := newEncoder(nil)
+		if _, err := appendFrame(enc, nil, msgs); err != nil {
+			t.Fatal(err)
+		}
+		if enc.cost < dec.charged {
+			t.Fatalf("the encoder counts %d for what the decoder charged %d", enc.cost, dec.charged)
 		}
 		again := roundTrip(t, nil, msgs)
 		if a, b := fmt.Sprintf("%#v", msgs), fmt.Sprintf("%#v", again); a != b {

@@ -17,6 +17,10 @@ import (
 // The bound: a message is admitted while fewer than limit bytes wait, so
 // at most limit plus one message wait, and the writer holds at most as
 // much again while it writes.
+//
+// enc.cost is what the open frame will charge the receiver's decoding
+// budget: a message that would take the frame over FrameBudget starts a
+// frame of its own, and one that is over the budget alone is refused.
 type queue struct {
 	mu   sync.Mutex
 	enc  *encoder // its w.b holds the waiting frames
@@ -91,24 +95,33 @@ func (q *queue) add(m *Message) error {
 	if q.open < 0 || q.n >= q.frameMsgs || len(q.enc.w.b)-q.open >= q.frameBytes {
 		q.startFrame()
 	}
-	start := len(q.enc.w.b)
+	start, before := len(q.enc.w.b), q.enc.cost
 	if err := q.enc.message(m); err != nil {
+		q.enc.cost = before
 		q.unadd(start)
 		return err
 	}
-	size := len(q.enc.w.b) - start
-	if size+frameHeader-lenPrefix > q.maxBody {
+	size, cost := len(q.enc.w.b)-start, q.enc.cost-before
+	alone := size + frameHeader - lenPrefix
+	if alone > q.maxBody {
+		q.enc.cost = before
 		q.unadd(start)
 		return fmt.Errorf("%w: %v for task %v encodes to %d bytes, MaxFrameBytes is %d",
 			ErrMessageTooLarge, m.Kind, m.Task, size, q.maxBody)
 	}
-	if q.n > 0 && start+size-q.open-lenPrefix > q.maxBody {
+	if costFrameBase+cost > FrameBudget(alone) {
+		q.enc.cost = before
+		q.unadd(start)
+		return fmt.Errorf("%w: %v for task %v encodes to %d bytes that may take %d to decode, over the budget of %d (values too dense: send them as []byte)",
+			ErrMessageTooLarge, m.Kind, m.Task, size, costFrameBase+cost, FrameBudget(alone))
+	}
+	if body := start + size - q.open - lenPrefix; q.n > 0 && (body > q.maxBody || q.enc.cost > FrameBudget(body)) {
 		// The open frame cannot take it: move it into a frame of its own.
 		b := append(q.enc.w.b, make([]byte, frameHeader)...)
 		copy(b[start+frameHeader:], b[start:start+size])
 		q.enc.w.b = b[:start]
 		q.startFrame()
-		q.enc.w.b = b
+		q.enc.w.b, q.enc.cost = b, costFrameBase+cost
 	}
 	q.n++
 	q.msgs++
@@ -131,7 +144,7 @@ func (q *queue) startFrame() {
 	q.closeFrame()
 	q.open = len(q.enc.w.b)
 	q.enc.w.b = append(q.enc.w.b, make([]byte, frameHeader)...)
-	q.n = 0
+	q.n, q.enc.cost = 0, costFrameBase
 	q.fr++
 }
 

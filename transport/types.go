@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"time"
 )
 
@@ -32,7 +33,9 @@ type extType struct {
 // Register adds type T under extension id (MinExtID to 127). enc appends
 // the encoding of a value to b; dec decodes one from data, which it must
 // not keep (copy what it needs), and must fail rather than panic on bad
-// data. Register fails for an id or a type that is already registered, a
+// data. A dec that panics all the same is recovered: the frame is
+// rejected (ErrValuePanic), its connection closed, and the process lives
+// on. Register fails for an id or a type that is already registered, a
 // reserved id, or a type of the built-in set.
 func Register[T any](ts *Types, id int8, enc func(b []byte, v T) ([]byte, error), dec func(data []byte) (T, error)) error {
 	typ := reflect.TypeFor[T]()
@@ -53,7 +56,14 @@ func Register[T any](ts *Types, id int8, enc func(b []byte, v T) ([]byte, error)
 	}
 	t := &extType{id: id, typ: typ,
 		enc: func(b []byte, v any) ([]byte, error) { return enc(b, v.(T)) },
-		dec: func(data []byte) (any, error) { return dec(data) },
+		dec: func(data []byte) (v any, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					v, err = nil, &valuePanic{typ: typ, value: p, stack: debug.Stack()}
+				}
+			}()
+			return dec(data)
+		},
 	}
 	ts.byType[typ], ts.byID[id] = t, t
 	return nil
@@ -83,3 +93,16 @@ func builtin(t reflect.Type) bool {
 	_, sized := sizedTag(reflect.Zero(t).Interface())
 	return sized || t == reflect.TypeFor[int]()
 }
+
+// valuePanic is a panic recovered from a registered type's decoder.
+type valuePanic struct {
+	typ   reflect.Type
+	value any
+	stack []byte // where it panicked, for the log
+}
+
+func (e *valuePanic) Error() string {
+	return fmt.Sprintf("%v: decoding a %v: %v", ErrValuePanic, e.typ, e.value)
+}
+
+func (e *valuePanic) Unwrap() error { return ErrValuePanic }
