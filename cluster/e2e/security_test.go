@@ -315,6 +315,19 @@ func TestSecurityWorkerTransportRefusesStrangers(t *testing.T) {
 	if err == nil {
 		t.Fatal("the worker accepted the admin's certificate on its transport")
 	}
+	// A certificate of this topology's epoch, issued by a supervisor:
+	// the TLS handshake completes (the transport speaks TLS).
+	a, _ := c.assignment("wordcount")
+	peer, err := c.bundle("supervisor").IssueWorker(pki.WorkerName("wordcount", a.Epoch), nil, 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cfg = peer.PeerTLS(func(pki.Identity) error { return nil })
+	tc, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		t.Fatalf("a worker certificate of the topology's epoch: %v", err)
+	}
+	tc.Close()
 }
 
 // TestSecurityLogsNeedAnIdentity: the supervisor's log server answers
