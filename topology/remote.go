@@ -66,7 +66,11 @@ type peer struct {
 	queued  uint64 // messages the client accepted (only the sender sends)
 }
 
-func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, error) {
+// startNetwork starts the worker's transport server and its clients.
+// logger is Config.Logger as given: nil leaves the transport's own
+// default (slog.Default()), so that refused connections and bad frames
+// are never logged to the runtime's discarding default.
+func startNetwork(ctx context.Context, r *Running, spec WorkerSpec, logger *slog.Logger) (*network, error) {
 	p, cfg := r.plan, r.plan.cfg
 	a := p.cluster
 	n := &network{r: r, log: cfg.Logger.With("topology", r.name, "worker", a.self)}
@@ -78,7 +82,7 @@ func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, e
 		sc.Listener = spec.Listener
 	}
 	if sc.Logger == nil {
-		sc.Logger = cfg.Logger
+		sc.Logger = logger
 	}
 	if sc.Clock == nil {
 		sc.Clock = cfg.Clock
@@ -93,7 +97,7 @@ func startNetwork(ctx context.Context, r *Running, spec WorkerSpec) (*network, e
 		cc := spec.Client
 		cc.Topology, cc.Worker, cc.Peer, cc.Addr, cc.Types = r.name, string(a.self), string(id), a.addrs[i], types
 		if cc.Logger == nil {
-			cc.Logger = cfg.Logger
+			cc.Logger = logger
 		}
 		if cc.Clock == nil {
 			cc.Clock = cfg.Clock

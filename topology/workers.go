@@ -37,9 +37,13 @@ type WorkerSpec struct {
 
 	// Client and Server are templates for the transport's configs: the
 	// runtime sets their Topology, Worker, Peer, Addr, Listener, Handler
-	// and Types, and fills Logger and Clock from Config when nil. A
-	// Client.Dial that ignores its address and looks the peer up (by the
-	// Peer of its config) lets a peer move to a new address.
+	// and Types, and fills Logger and Clock from Config when nil (a nil
+	// Config.Logger leaves the transport's default, slog.Default(), so
+	// refused peers are never logged to a discarding logger). Their TLS
+	// and VerifyPeer are passed through as they are: set them to run the
+	// workers' connections over mutual TLS. A Client.Dial that ignores its
+	// address and looks the peer up (by the Peer of its config) lets a
+	// peer move to a new address.
 	Client transport.ClientConfig
 	Server transport.ServerConfig
 }
@@ -179,13 +183,14 @@ func RunWorker(name string, t *Topology, cfg Config, spec WorkerSpec) (*Running,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	logger := cfg.Logger
 	cfg = cfg.withDefaults()
 	p := newPlan(t, cfg)
 	if err := p.assign(spec); err != nil {
 		return nil, err
 	}
 	r := newRunning(name, p, cfg)
-	n, err := startNetwork(context.Background(), r, spec)
+	n, err := startNetwork(context.Background(), r, spec, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +220,18 @@ func (r *Running) PeerStats() map[WorkerID]transport.ClientStats {
 		out[pe.id] = pe.client.Stats()
 	}
 	return out
+}
+
+// TransportStats returns the counters of a cluster-mode worker's transport
+// server: connections, frames, and the connections it refused or closed,
+// by reason (transport.ServerStats.RefusedByReason, which a metrics layer
+// exports as squall_transport_refused_total{reason}); false for a
+// topology submitted to a LocalCluster.
+func (r *Running) TransportStats() (transport.ServerStats, bool) {
+	if r.net == nil {
+		return transport.ServerStats{}, false
+	}
+	return r.net.server.Stats(), true
 }
 
 // PeerDrops returns the number of messages from peers that a cluster-mode

@@ -24,6 +24,7 @@ type workers struct {
 	addrs   map[WorkerID]string
 	mem     *memNet // nil: TCP
 	running map[WorkerID]*Running
+	tune    func(WorkerID, *WorkerSpec) // changes each worker's spec, if set
 }
 
 // newWorkers assigns every task of topo to the worker its component is
@@ -78,6 +79,9 @@ func (ws *workers) start(w WorkerID) *Running {
 		if err != nil {
 			ws.t.Fatal(err)
 		}
+	}
+	if ws.tune != nil {
+		ws.tune(w, &spec)
 	}
 	r, err := RunWorker(ws.name, ws.topo, ws.cfg, spec)
 	if err != nil {
