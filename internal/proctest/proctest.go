@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,16 @@ func New(t *testing.T, bin string, cli *clientv3.Client, endpoints []string, key
 	c.Env = append(append(c.Env, c.issueCerts()...), env...)
 	t.Cleanup(c.cleanup)
 	return c
+}
+
+// WithoutCerts has the processes started from now on run without
+// certificates (plain HTTP, unsigned assignments: loopback only), for
+// measuring what certificates cost.
+func (c *Cluster) WithoutCerts() {
+	c.Env = slices.DeleteFunc(c.Env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return strings.HasSuffix(name, "_CERTS")
+	})
 }
 
 // issueCerts creates the cluster's CA and certificates under c.Certs (ca,
