@@ -163,12 +163,13 @@ func (c *cluster) killLeader(t *testing.T, standby *proctest.Proc) (time.Duratio
 	etcdtest.WaitFor(t, c.cli, c.keys.Prefix+"/code/", 60*time.Second, "the code on both nimbuses", func(kv map[string]string) bool {
 		return len(kv) >= 2
 	})
+	admin := c.client("admin")
 	t0 := time.Now()
 	leaderProc.Kill9(t)
 	id := c.leader(60*time.Second, old)
 	if err := eventually(60*time.Second, func() bool {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+id+"/api/topologies/wordcount/activate", nil)
-		resp, err := http.DefaultClient.Do(req)
+		req, _ := http.NewRequest(http.MethodPost, "https://"+id+"/api/topologies/wordcount/activate", nil)
+		resp, err := admin.Do(req)
 		if err != nil {
 			return false
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/pki"
 )
 
 // TestTopologyAcrossWorkerProcesses runs wordcount in two worker processes
@@ -132,10 +133,12 @@ func TestWorkersPublishTheirErrors(t *testing.T) {
 	if len(ws) != 1 || ws[0].MonitorURL == "" {
 		t.Fatalf("workers %+v: want one with a monitor", ws)
 	}
+	// Over TLS with the worker's certificate, to the admin.
+	admin := c.client("admin", pki.Worker)
 	get := func(method, path string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, ws[0].MonitorURL+path, nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := admin.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
