@@ -6,7 +6,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/transport"
 )
+
+// TransportCounter reports a cluster-mode worker's transport server
+// counters (false when it has none); the registry finds it by type
+// assertion. *topology.Running implements it.
+type TransportCounter interface {
+	TransportStats() (transport.ServerStats, bool)
+}
+
+var _ TransportCounter = (*topology.Running)(nil)
 
 // collector exports the registry's figures, read at scrape time.
 type collector struct {
@@ -28,6 +38,7 @@ var (
 	lPart      = []string{"topology", "partition"}
 	lState     = []string{"topology", "state", "component"}
 	lOrigin    = []string{"topology", "origin"}
+	lReason    = []string{"topology", "reason"}
 
 	descReady = prometheus.NewDesc("squall_topology_ready",
 		"1 if the topology runs (a worker is up and it has not halted or stopped), else 0.", lTopo, nil)
@@ -119,6 +130,9 @@ var (
 	descExecuteHist = prometheus.NewDesc("squall_execute_latency_seconds",
 		"Bolts: time Execute took per tuple, measured per batch of tuples (each tuple counts as its batch's mean). Buckets as for squall_batch_latency_seconds.", lComp, nil)
 
+	descTransportRefused = prometheus.NewDesc("squall_transport_refused_total",
+		"Connections the worker's transport server refused or closed, by reason: conn_cap, tls, peer (VerifyPeer), handshake, handshake_timeout, idle, frame_size, budget (a frame over its decoding budget), decode, panic (a value decoder panicked).", lReason, nil)
+
 	descLag = prometheus.NewDesc("squall_kafka_consumer_lag",
 		"Records between the source partition's last batch and the end of its log, as of that batch.", lPart, nil)
 )
@@ -135,6 +149,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descQuarantined, descGeneration, descHalted, descLag,
 		descFencing, descStateReads, descStateWrites, descStateErrors,
 		descBatchHist, descCommitHist, descCompleteHist, descExecuteHist,
+		descTransportRefused,
 	} {
 		ch <- d
 	}
@@ -231,6 +246,15 @@ func collectEntry(ch chan<- prometheus.Metric, e *entry) {
 			counter(descStateReads, s.Reads, name, s.Name, s.Component)
 			counter(descStateWrites, s.Writes, name, s.Name, s.Component)
 			counter(descStateErrors, s.Errors, name, s.Name, s.Component)
+		}
+	}
+
+	if c, ok := e.t.(TransportCounter); ok {
+		if st, ok := c.TransportStats(); ok {
+			refused := st.RefusedByReason()
+			for _, reason := range transport.Reasons() {
+				counter(descTransportRefused, refused[reason], name, reason)
+			}
 		}
 	}
 
