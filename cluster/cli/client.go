@@ -40,6 +40,12 @@ func (c *clientFlags) connect(ctx context.Context) (*nimbus.Client, context.Cont
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if c.nimbus == "" {
+		if err := c.etcd.reach(ctx, cli); err != nil {
+			cli.Close()
+			return nil, nil, nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	return &nimbus.Client{Etcd: cli, Keys: meta.New(c.etcd.prefix), Nimbus: c.nimbus, Bundle: bundle}, ctx,
 		func() { cancel(); cli.Close() }, nil
@@ -168,7 +174,14 @@ func runList(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	defer done()
-	ts, err := nc.List(ctx)
+	// Without --nimbus, list reads etcd itself: it answers while no
+	// nimbus leads (a leader change) or none runs.
+	var ts []nimbus.TopologyInfo
+	if c.nimbus == "" {
+		ts, err = nimbus.List(ctx, nc.Etcd, nc.Keys)
+	} else {
+		ts, err = nc.List(ctx)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -248,4 +249,22 @@ func readSecretFile(flagName, name string) (string, error) {
 		return "", fmt.Errorf("%s %s: the file is empty", flagName, name)
 	}
 	return line, nil
+}
+
+// reach checks, within the dial timeout, that one of the endpoints
+// answers, so that a wrong endpoint fails at once and names what was
+// tried rather than after the command's whole timeout.
+func (e *etcdFlags) reach(ctx context.Context, cli *clientv3.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, e.dialTimeout)
+	defer cancel()
+	var errs []error
+	for _, ep := range e.endpointList() {
+		if _, err := cli.Status(ctx, ep); err == nil {
+			return nil
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %w", ep, err))
+		}
+	}
+	return fmt.Errorf("no etcd endpoint answered within --etcd-dial-timeout %v (tried %s): %w", e.dialTimeout,
+		strings.Join(e.endpointList(), ", "), errors.Join(errs...))
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -104,7 +105,16 @@ func (c *Client) Leader(ctx context.Context) (string, error) {
 func (c *Client) do(ctx context.Context, method, path string, body func() (io.ReadCloser, error), out any) error {
 	hc, scheme := c.httpClient()
 	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
+	wait := 200 * time.Millisecond
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(lastErr, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, time.Second)
+		}
 		addr := c.Nimbus
 		if addr == "" {
 			var err error
@@ -128,22 +138,33 @@ func (c *Client) do(ctx context.Context, method, path string, body func() (io.Re
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
-			return fmt.Errorf("nimbus %s: %w", addr, err)
+			err = fmt.Errorf("nimbus %s: %w", addr, err)
+			if c.Nimbus == "" && unreachable(err) && ctx.Err() == nil {
+				lastErr = err // the leader is gone: a standby takes over within its TTL
+				continue
+			}
+			return err
 		}
 		err = decode(addr, resp, out)
 		var ae *APIError
 		if c.Nimbus == "" && errors.As(err, &ae) && (ae.Kind == "not_leader" || ae.Kind == "unavailable") {
 			lastErr = err // leadership is changing: look the leader up again
-			select {
-			case <-ctx.Done():
-				return errors.Join(lastErr, ctx.Err())
-			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-			}
 			continue
 		}
 		return err
 	}
 	return lastErr
+}
+
+// maxAttempts bounds a request's tries while leadership moves: with waits
+// growing to 1s, about half a minute, beyond a leader's lease TTL.
+const maxAttempts = 30
+
+// unreachable reports an error of a nimbus that cannot be reached (its
+// process is gone: connection refused or reset), not of one that
+// answered.
+func unreachable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func decode(addr string, resp *http.Response, out any) error {
