@@ -95,6 +95,13 @@ type supervisorFlags struct {
 	listen    string
 	tokenFile string
 	certs     certFlags
+	// Isolation of the workers (supervisor.Isolation); zero values
+	// confine nothing.
+	workerUser         string
+	workerMemory       byteSize
+	workerOpenFiles    uint64
+	workerPids         int64
+	workerCgroupParent string
 }
 
 func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
@@ -110,6 +117,28 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.StringVar(&s.listen, "listen", "127.0.0.1:0", "address of the workers' log server (GET /logs/{port}); empty: none")
 	fs.StringVar(&s.tokenFile, "token-file", "", "file holding the bearer token log requests may carry instead of a certificate")
 	s.certs.register(fs, "supervisor")
+	fs.StringVar(&s.workerUser, "worker-user", "", "user[:group] (names or numbers) the workers run as, with no supplementary groups; "+
+		"the supervisor must be root (default: the supervisor's own user)")
+	fs.Var(&s.workerMemory, "worker-memory", "memory limit of each worker: bytes, or with a unit (512MiB, 2GiB); "+
+		"cgroup v2 memory.max, else RLIMIT_AS (0: none)")
+	fs.Uint64Var(&s.workerOpenFiles, "worker-open-files", 0, "descriptor limit of each worker, RLIMIT_NOFILE (0: the supervisor's)")
+	fs.Int64Var(&s.workerPids, "worker-pids", 0, "process and thread limit of each worker, cgroup v2 pids.max (0: none)")
+	fs.StringVar(&s.workerCgroupParent, "worker-cgroup-parent", "", "cgroup v2 directory the workers' cgroups are made in "+
+		"(default: /sys/fs/cgroup when a cgroup limit is set and it is usable, rlimits otherwise)")
+}
+
+// isolation is the workers' supervisor.Isolation of the flags.
+func (s *supervisorFlags) isolation() (supervisor.Isolation, error) {
+	iso := supervisor.Isolation{MemoryBytes: int64(s.workerMemory), OpenFiles: s.workerOpenFiles, Pids: s.workerPids,
+		CgroupParent: s.workerCgroupParent}
+	if s.workerUser != "" {
+		r, err := supervisor.LookupRunAs(s.workerUser)
+		if err != nil {
+			return iso, fmt.Errorf("--worker-user: %w", err)
+		}
+		iso.RunAs = r
+	}
+	return iso, iso.Validate()
 }
 
 func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
@@ -133,13 +162,17 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	if err != nil {
 		return supervisor.Config{}, usageError("%v", err)
 	}
+	iso, err := s.isolation()
+	if err != nil {
+		return supervisor.Config{}, usageError("%v", err)
+	}
 	if bundle == nil && (!e.loopback() || !httpguard.LoopbackHost(s.host)) {
 		return supervisor.Config{}, usageError("etcd at %s, workers on %s: %v", e.endpoints, s.host, errNoCerts)
 	}
 	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
 			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: token,
-		Bundle: bundle, WorkerHost: s.host}
+		Bundle: bundle, WorkerHost: s.host, Isolation: iso}
 	if s.listen != "" {
 		ln, err := net.Listen("tcp", s.listen)
 		if err != nil {

@@ -56,20 +56,15 @@ func readRecord(path string) (record, error) {
 	return r, json.Unmarshal(b, &r)
 }
 
-// launch starts a worker in its own process group, so that the
-// supervisor's death (and a signal to the supervisor's group) leaves it
-// running; its output goes to logPath, not to a pipe that would break.
-func launch(path string, args, env []string, dir, logPath string) (*proc, *exec.Cmd, error) {
-	return launchIsolated(nil, 0, path, args, env, dir, logPath)
-}
-
-// launchIsolated is launch of the worker of slot port under x's
-// isolation (nil: none). With a user to run as, the worker's directory
-// dir (and all in it) becomes that user's, and the artifact at path
-// readable and executable by its group (see isolator.grant); the output
-// file is opened without following a symbolic link the worker may have
-// left in its directory. The worker's cgroup, if any, is removed when it
-// exits, before the proc is done.
+// launchIsolated starts the worker of slot port in its own process
+// group, so that the supervisor's death (and a signal to the supervisor's
+// group) leaves it running; its output goes to logPath, not to a pipe
+// that would break. It runs under x's isolation (nil: none). With a user
+// to run as, the worker's directory dir (and all in it) becomes that
+// user's, and the artifact at path readable and executable by its group
+// (see isolator.grant); the output file is opened without following a
+// symbolic link the worker may have left in its directory. The worker's
+// cgroup, if any, is removed when it exits, before the proc is done.
 func launchIsolated(x *isolator, port int, path string, args, env []string, dir, logPath string) (*proc, *exec.Cmd, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {

@@ -121,8 +121,11 @@ type Config struct {
 	// certificate of its own (pki.WorkerName of the topology and epoch)
 	// and serves the logs over HTTPS to cluster identities.
 	Bundle *pki.Bundle
-	Clock  clock.Clock
-	Logger *slog.Logger
+	// Isolation confines the workers: the user they run as, their
+	// limits. The zero Isolation confines nothing.
+	Isolation Isolation
+	Clock     clock.Clock
+	Logger    *slog.Logger
 }
 
 // Validate reports a Config that New would refuse.
@@ -139,6 +142,9 @@ func (c Config) Validate() error {
 	}
 	if err := meta.CheckName("supervisor", c.ID); err != nil {
 		return fmt.Errorf("supervisor: %w", err)
+	}
+	if err := c.Isolation.Validate(); err != nil {
+		return err
 	}
 	seen := map[int]bool{}
 	for _, p := range c.Ports {
@@ -157,6 +163,7 @@ type Supervisor struct {
 	log       *slog.Logger
 	clock     clock.Clock
 	artifacts *codestore.Dir
+	isolator  *isolator
 
 	mu       sync.Mutex
 	session  *concurrency.Session
@@ -204,8 +211,13 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "workers"), 0o700); err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
-	return &Supervisor{cfg: cfg, keys: meta.New(cfg.Prefix), log: cfg.Logger.With("supervisor", cfg.ID),
-		clock: clock.Or(cfg.Clock), artifacts: dir, verified: map[codestore.Digest]bool{},
+	log := cfg.Logger.With("supervisor", cfg.ID)
+	iso, err := newIsolator(cfg.Isolation, cfg.ID, cfg.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Supervisor{cfg: cfg, keys: meta.New(cfg.Prefix), log: log,
+		clock: clock.Or(cfg.Clock), artifacts: dir, isolator: iso, verified: map[codestore.Digest]bool{},
 		fetching: map[codestore.Digest]*sync.Mutex{}, epochs: map[string]int64{}}, nil
 }
 
@@ -601,13 +613,13 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, cmd, err := launch(path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
+	p, cmd, err := launchIsolated(s.isolator, r.port, path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
 	// An artifact just written may be "busy" for a moment: a process
 	// forked meanwhile (another slot's worker) inherited its write
 	// descriptor until it execs. Not a start failure: try again shortly.
 	for busy := 0; errors.Is(err, syscall.ETXTBSY) && busy < 50 && ctx.Err() == nil; busy++ {
 		s.sleep(ctx, 20*time.Millisecond)
-		p, cmd, err = launch(path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
+		p, cmd, err = launchIsolated(s.isolator, r.port, path, args, env, dir, filepath.Join(dir, WorkerOutputFile))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: starting %s: %w", path, err)
