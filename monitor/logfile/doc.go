@@ -16,5 +16,8 @@
 //
 // Tail reads PATH, then PATH.1, ... backwards from their ends in blocks,
 // so its memory is bounded by the lines it returns and one block, whatever
-// the size of the files; Filter, the matching of a line, is pure.
+// the size of the files; Filter, the matching of a line, is pure. It
+// opens each file without following a symbolic link and reads regular
+// files only (ErrNotRegular), so a log whose directory belongs to someone
+// else (a worker's, read by its supervisor) cannot be pointed elsewhere.
 package logfile

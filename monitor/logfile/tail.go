@@ -30,6 +30,11 @@ type Query struct {
 	// MaxScan bounds the bytes read, over all files: DefaultMaxScan if
 	// zero or negative.
 	MaxScan int64
+	// Check, if not nil, is called with each file Tail opens (its Stat,
+	// from the open descriptor) before it is read; an error refuses the
+	// file, and Tail returns it. A reader of files someone else may plant
+	// refuses more with it (a file with other hard links, say).
+	Check func(fs.FileInfo) error
 }
 
 func (q Query) withDefaults() Query {
@@ -69,21 +74,31 @@ func (m Matcher) Match(line []byte) bool {
 	return bytes.Contains(bytes.ToLower(line), m.lower)
 }
 
+// ErrNotRegular is the error of Tail meeting a log file that is not a
+// regular file, or is a symbolic link.
+var ErrNotRegular = errors.New("logfile: not a regular file")
+
 // Tail returns the last lines of the log at path (the file written and
 // the older ones, newest first, up to maxFiles in all) that q keeps. A
 // missing file ends the search; a log not written yet has no lines.
+//
+// Tail does not follow a symbolic link in the last element of a file's
+// name, and reads regular files only (not a FIFO or a device, which could
+// block or never end): anything else is ErrNotRegular. So whoever can
+// write in the log's directory (a worker whose log its supervisor serves)
+// cannot point the reader at another file.
 func Tail(path string, maxFiles int, q Query) (Result, error) {
 	q = q.withDefaults()
 	m := NewMatcher(q.Contains)
 	var res Result
 	var newestFirst []string
 	for i := range max(maxFiles, 1) {
-		f, err := os.Open(Name(path, i))
+		f, err := openLog(Name(path, i), q.Check)
 		if errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 		if err != nil {
-			return res, fmt.Errorf("logfile: %w", err)
+			return res, err
 		}
 		var full bool
 		newestFirst, full, err = tailFile(f, m, q, &res, newestFirst)
@@ -101,6 +116,32 @@ func Tail(path string, maxFiles int, q Query) (Result, error) {
 		res.Lines = []string{}
 	}
 	return res, nil
+}
+
+// openLog opens a log file for Tail: not through a symbolic link, a
+// regular file, accepted by check.
+func openLog(name string, check func(fs.FileInfo) error) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|openFlags, 0)
+	if isLink(err) {
+		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrNotRegular, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logfile: %w", err)
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fmt.Errorf("logfile: %w", err)
+	case !st.Mode().IsRegular():
+		err = fmt.Errorf("%w: %s is %v", ErrNotRegular, name, st.Mode().Type())
+	case check != nil:
+		err = check(st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // tailFile appends the kept lines of f, newest first, to out until q.Tail
