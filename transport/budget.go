@@ -25,11 +25,12 @@ import (
 // are carved from, boxed scalars, strings' and byte slices' bytes, maps'
 // tables, each rounded up for the allocator's size classes. They are
 // never below what the Go runtime allocates for the same values;
-// TestDecodeAllocationWithinCharge measures it. Typical tuples are
-// charged about three bytes per byte on the wire; the densest values are
-// charged more (16 bytes per nil or small integer, 40 per empty []any,
-// about 180 per level of nested one-entry maps), which DecodeFloor leaves
-// room for in frames of the default FrameBytes.
+// TestDecodeAllocationWithinCharge measures it. Frames of typical tuples
+// and acks are charged five to six bytes per byte on the wire; the
+// densest values more (20 bytes per nil or small integer, 40 per empty
+// []any, about 180 per level of nested one-entry maps). DecodeFloor
+// leaves room for frames of the default FrameBytes of all but the
+// densest maps, which the client puts in smaller frames.
 const (
 	DecodeRatio = 4
 	DecodeFloor = 8 << 20

@@ -84,9 +84,15 @@ func (d *decoder) frame(body []byte, out []Message) ([]Message, error) {
 func (d *decoder) charge(n int) error {
 	d.charged += n
 	if d.charged > d.budget {
-		return fmt.Errorf("%w: %d bytes charged, the budget is %d", ErrOverBudget, d.charged, d.budget)
+		return d.overBudget()
 	}
 	return nil
+}
+
+// overBudget returns the error of a frame over its budget; apart from
+// charge, so that charge inlines.
+func (d *decoder) overBudget() error {
+	return fmt.Errorf("%w: %d bytes charged, the budget is %d", ErrOverBudget, d.charged, d.budget)
 }
 
 func (d *decoder) message(m *Message) error {
