@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
@@ -48,12 +51,24 @@ func TestWorkerKill9IsRestartedAndCommitsAgain(t *testing.T) {
 	c.submit("wordcount")
 	st := c.committing("wordcount", 60*time.Second, 0, "first commits", anyStatus)
 	a, _ := c.assignment("wordcount")
+	before, err := c.cli.Get(context.Background(), c.keys.Status("wordcount"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := before.Header.Revision + 1
 
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	st2 := c.committing("wordcount", 60*time.Second, st.Committed, "a restarted worker committing",
 		func(s meta.Status) bool { return s.PID != st.PID })
+	// The committed txid never went back meanwhile (no 0 from the new
+	// worker before its master read the store).
+	for _, s := range c.statusHistory("wordcount", rev) {
+		if s.Committed < committedOf(t, before) {
+			t.Errorf("status went back to committed %d (pid %d) from %d", s.Committed, s.PID, committedOf(t, before))
+		}
+	}
 	if st2.Slot != st.Slot {
 		t.Errorf("restarted on %v, want in place on %v", st2.Slot, st.Slot)
 	}
@@ -336,4 +351,45 @@ func TestFailoverTimes(t *testing.T) {
 	}
 	report("leader SIGKILL → new leader serving", leaderTimes)
 	report("node SIGKILL → reassigned worker committing", nodeTimes)
+}
+
+// statusHistory returns every status of topology written since etcd
+// revision from, up to now.
+func (c *cluster) statusHistory(topology string, from int64) []meta.Status {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	now, err := c.cli.Get(ctx, c.keys.Status(topology))
+	if err != nil || len(now.Kvs) == 0 {
+		c.t.Fatalf("no status of %s: %v", topology, err)
+	}
+	last := now.Kvs[0].ModRevision
+	var out []meta.Status
+	for wr := range c.cli.Watch(ctx, c.keys.Status(topology), clientv3.WithRev(from)) {
+		if err := wr.Err(); err != nil {
+			c.t.Fatal(err)
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypePut {
+				var s meta.Status
+				if json.Unmarshal(ev.Kv.Value, &s) == nil {
+					out = append(out, s)
+				}
+			}
+			if ev.Kv.ModRevision >= last {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// committedOf is the committed txid of a status read.
+func committedOf(t *testing.T, resp *clientv3.GetResponse) uint64 {
+	t.Helper()
+	var s meta.Status
+	if len(resp.Kvs) == 0 || json.Unmarshal(resp.Kvs[0].Value, &s) != nil {
+		t.Fatal("no status")
+	}
+	return s.Committed
 }

@@ -155,4 +155,9 @@ func TestWorkersPublishTheirErrors(t *testing.T) {
 	if code, body := get("GET", "/api/v1/logs?q=worker:+running"); code != http.StatusOK || !strings.Contains(body, "worker: running") {
 		t.Fatalf("the worker's log through its monitor: %d %s", code, body)
 	}
+	// The topology's own records reach the worker's log though Build set
+	// no logger.
+	if code, body := get("GET", "/api/v1/logs?q=error+reported"); code != http.StatusOK || !strings.Contains(body, "a reported error") {
+		t.Fatalf("the topology's log records in the worker's log: %d %s", code, body)
+	}
 }

@@ -123,7 +123,10 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 		sess := w.sess
 		w.mu.Unlock()
 		c := r.Committed()
-		if sess != nil && (c != written || sess.Lease() != writtenLease) {
+		// Zero is what a worker knows before its master has read the
+		// committed txid from the store: reporting it would make the
+		// topology's committed txid go back (755 → 0 → 756) at a restart.
+		if sess != nil && c > 0 && (c != written || sess.Lease() != writtenLease) {
 			st := meta.Status{Topology: w.cfg.Topology.Name, Slot: w.cfg.Slot, PID: os.Getpid(),
 				Generation: uint64(r.Generation()), Committed: uint64(c), Time: w.clk.Now().UTC()}
 			if _, err := w.cfg.Client.Put(ctx, key, meta.Encode(st), clientv3.WithLease(sess.Lease())); err == nil {

@@ -211,6 +211,11 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("worker: building topology %s: %w", name, err)
 	}
+	if tcfg.Topology.Logger == nil {
+		// The topology logs where the worker does unless Build chose
+		// otherwise: in a cluster nothing else would show its records.
+		tcfg.Topology.Logger = w.cfg.Logger
+	}
 	if tcfg.Store == nil {
 		st, err := etcdstore.New(w.cfg.Client, w.keys.Coordination(), etcdstore.Options{})
 		if err != nil {
