@@ -36,6 +36,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +53,7 @@ type config struct {
 	dir       string
 	mutant    string
 	keep      bool
+	kinds     []nemesis.Kind // nil: every kind
 	bound     time.Duration // heal → first commit
 	catchUp   time.Duration
 }
@@ -68,12 +70,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.dir, "dir", getenv("PARTITION_DIR"), "the run's directory; a failing schedule's logs stay in it ($PARTITION_DIR; default: a new one under $TMPDIR)")
 	fs.StringVar(&c.mutant, "mutant", getenv("PARTITION_MUTANT"), "build a broken program the harness must catch: forgetful or unfenced ($PARTITION_MUTANT)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the logs of passing schedules too")
+	kinds := fs.String("kinds", getenv("PARTITION_KINDS"), "comma-separated fault kinds the episodes draw from ($PARTITION_KINDS; default: all)")
 	fs.DurationVar(&c.bound, "bound", 60*time.Second, "liveness: longest time from a heal to the next commit")
 	fs.DurationVar(&c.catchUp, "catch-up", 4*time.Minute, "liveness: longest time to commit every record after the last part")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.seed = *seed
+	for _, k := range strings.Split(*kinds, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		kind, err := nemesis.ParseKind(k)
+		if err != nil {
+			return c, err
+		}
+		c.kinds = append(c.kinds, kind)
+	}
 	if s := getenv("PARTITION_SEED"); s != "" && !flagSet(fs, "seed") {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {

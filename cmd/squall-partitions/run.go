@@ -65,7 +65,7 @@ func (h *harness) runSchedule(ctx context.Context, seed uint64) (res result) {
 		res.Err = err.Error()
 		return res
 	}
-	sched, err := nemesis.Generate(seed, nemesis.Config{Cluster: h.cluster, Episodes: h.cfg.episodes})
+	sched, err := nemesis.Generate(seed, nemesis.Config{Cluster: h.cluster, Episodes: h.cfg.episodes, Kinds: h.cfg.kinds})
 	if err != nil {
 		return fail(err)
 	}

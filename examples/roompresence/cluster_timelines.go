@@ -1,4 +1,4 @@
-//go:build !roompresence_mutant
+//go:build !roompresence_mutant && !roompresence_unfenced
 
 package main
 

@@ -130,7 +130,7 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 	}
 	env.CloseAtStop(st)
 	env.CloseAtStop(sp) // closed first: the spout before the session
-	cfg := trident.Config{MaxBatchesInFlight: 2, BatchEmitInterval: s.batchEvery}
+	cfg := trident.Config{MaxBatchesInFlight: 2, BatchEmitInterval: s.batchEvery, Store: clusterStore(env)}
 	cfg.Topology.Logger = env.Logger
 	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond
 	return tt, cfg, nil

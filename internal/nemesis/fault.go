@@ -31,7 +31,10 @@ const (
 	// Kafka and Cassandra.
 	WorkerEtcd Kind = "worker-etcd"
 	// OneWay drops the packets a host sends to some others; their packets
-	// to it still arrive (an asymmetric partition).
+	// to it still arrive (an asymmetric partition). Half of them are the
+	// services host's packets to every worker host: Kafka's and
+	// Cassandra's answers are lost, so writes land and their
+	// acknowledgements do not (the batch is replayed over its own writes).
 	OneWay Kind = "one-way"
 	// Loss drops a share of the packets between a host and every other.
 	Loss Kind = "loss"

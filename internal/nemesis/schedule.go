@@ -171,6 +171,10 @@ func (g *generator) fault(k Kind) Fault {
 			f.Target, f.Fallback = At(f.Fallback), ""
 		}
 	case OneWay:
+		if g.r.IntN(2) == 0 { // the services' answers lost: writes land, their acknowledgements do not
+			f.Target, f.Peers = At(c.Services), slices.Clone(c.Workers)
+			break
+		}
 		t := g.pick(c.Hosts())
 		f.Target = At(t)
 		others := c.others(t)
