@@ -54,7 +54,7 @@ type config struct {
 	mutant    string
 	keep      bool
 	kinds     []nemesis.Kind // nil: every kind
-	bound     time.Duration // heal → first commit
+	bound     time.Duration  // heal → first commit
 	catchUp   time.Duration
 }
 
