@@ -103,4 +103,25 @@ func TestSplitBrainDetector(t *testing.T) {
 	}
 }
 
+// TestLostCommitDetector: a committed txid that goes back under the same
+// or a newer generation is reported.
+func TestLostCommitDetector(t *testing.T) {
+	o := &observer{changed: make(chan struct{}), base: map[uint64]uint64{}, timeline: func(string, ...any) {}}
+	put := func(gen, committed uint64) {
+		o.record([]byte(`{"generation":` + itoa(gen) + `,"committed":` + itoa(committed) + `,"pid":1}`))
+	}
+	put(1, 15)
+	put(2, 0) // before its load
+	put(2, 15)
+	put(2, 18)
+	put(1, 15) // the old owner, late
+	if s := o.splitBrains(); len(s) != 0 {
+		t.Fatalf("split brains %v", s)
+	}
+	put(3, 16) // the record went back from 18
+	if s := o.splitBrains(); len(s) != 1 || !strings.Contains(s[0], "a commit was lost") {
+		t.Fatalf("split brains %v", s)
+	}
+}
+
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }

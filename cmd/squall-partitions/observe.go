@@ -39,7 +39,9 @@ type observer struct {
 	// published (above 0), and the violations seen.
 	base       map[uint64]uint64
 	splitBrain []string
-	timeline   func(format string, args ...any)
+	// the highest committed txid published, and by which generation.
+	maxCommitted, maxGen uint64
+	timeline             func(format string, args ...any)
 }
 
 // newObserver connects to etcd from the namespace of dial.
@@ -94,12 +96,19 @@ func (o *observer) watch(ctx context.Context) {
 	}
 }
 
-// record takes one status value in, and checks it against the others: a
-// generation older than one that already published must not publish a
-// commit beyond what the newer one started from. The newer owner loads
-// every commit of the older ones before its first status, so with
-// fencing no older generation can commit past it; a commit that does is
-// two owners committing: a split brain.
+// record takes one status value in, and checks it against the others.
+// The newer owner loads every commit of the older ones before its first
+// status, so with fencing
+//
+//   - no older generation commits past where a newer one started: a
+//     commit that does is two owners committing;
+//   - no generation publishes a committed txid (above 0, which a new
+//     owner may publish before it has loaded its record) below one
+//     already published by itself or an older generation: a commit
+//     that goes back was overwritten by another owner.
+//
+// Either is reported as a split brain. A superseded owner's late status
+// below what it published before is neither.
 func (o *observer) record(v []byte) {
 	var s meta.Status
 	if json.Unmarshal(v, &s) != nil {
@@ -120,6 +129,15 @@ func (o *observer) record(v []byte) {
 			o.splitBrain = append(o.splitBrain, msg)
 			o.timeline("SPLIT BRAIN: %s", msg)
 		}
+	}
+	if s.Committed > 0 && s.Generation >= o.maxGen && s.Committed < o.maxCommitted {
+		msg := fmt.Sprintf("generation %d (pid %d) published commit %d after generation %d had published %d: a commit was lost",
+			s.Generation, s.PID, s.Committed, o.maxGen, o.maxCommitted)
+		o.splitBrain = append(o.splitBrain, msg)
+		o.timeline("SPLIT BRAIN: %s", msg)
+	}
+	if s.Generation >= o.maxGen && s.Committed >= o.maxCommitted {
+		o.maxCommitted, o.maxGen = s.Committed, s.Generation
 	}
 	if s.Generation >= o.last.Generation {
 		o.last = s
