@@ -274,11 +274,8 @@ func (c *Coordinator) NextTick() (ticks int64, ok bool) {
 		return 0, false
 	}
 	at := int64(math.MaxInt64)
-	if !c.paused && c.active < len(c.slots) {
-		at = max(c.now+1, c.retryAt)
-		if c.cfg.EmitInterval > 0 && c.emitted {
-			at = max(at, c.lastEmit+int64(c.cfg.EmitInterval))
-		}
+	if e, ok := c.emitAt(); ok && !c.paused {
+		at = e
 	}
 	if c.cfg.BatchTimeout > 0 {
 		for i := 1; i <= c.active; i++ {
@@ -291,6 +288,47 @@ func (c *Coordinator) NextTick() (ticks int64, ok bool) {
 		return 0, false
 	}
 	return at - c.now, true
+}
+
+// NextEmit reports which tick from now is the first at which a batch
+// could be emitted if the spouts were ready then, with no other input and
+// no batch timing out before it (NextTick names a timeout's tick): with
+// ticks = k, the window has room and the emit interval and the retry
+// backoff have passed at the k-th Tick (k >= 1), and at no tick before it
+// (when k is 1, a batch may also be emitted now, by SetSpoutReady(true)).
+// ok is false when the window is full, so that only Ack, Fail or a
+// timeout can make room, or once the coordinator has halted.
+//
+// Unlike NextTick, NextEmit does not depend on SetSpoutReady: it is when
+// the spouts' readiness next matters. A shell that asks its spouts again
+// while they hold batches back (Storm's isReady) need ask them only at
+// that tick: at the ticks before it, and while the window is full, their
+// answer changes nothing.
+//
+// NextEmit is a query: it changes nothing.
+func (c *Coordinator) NextEmit() (ticks int64, ok bool) {
+	if c.err != nil {
+		return 0, false
+	}
+	at, ok := c.emitAt()
+	if !ok {
+		return 0, false
+	}
+	return at - c.now, true
+}
+
+// emitAt returns the first tick after the current one at which the window
+// has room and the emit interval and the retry backoff have passed, and
+// false when the window is full. It ignores whether the spouts are ready.
+func (c *Coordinator) emitAt() (int64, bool) {
+	if c.active >= len(c.slots) {
+		return 0, false
+	}
+	at := max(c.now+1, c.retryAt)
+	if c.cfg.EmitInterval > 0 && c.emitted {
+		at = max(at, c.lastEmit+int64(c.cfg.EmitInterval))
+	}
+	return at, true
 }
 
 // SetSpoutReady tells the coordinator whether the spouts can start batches

@@ -55,7 +55,11 @@
 // next change the coordinator (none until another input, when the window is
 // full and nothing times out), and Elapse delivers the ticks the shell
 // slept through in one go, before its next input, so that the coordinator
-// counts every tick that passed.
+// counts every tick that passed. While the spouts hold batches back
+// (SetSpoutReady(false)), NextEmit says at which tick their readiness
+// next matters: the first at which the window, the emit interval and the
+// retry backoff would let a batch start; a shell that polls them need not
+// ask before it.
 //
 // # Retries
 //

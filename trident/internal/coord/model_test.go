@@ -252,6 +252,42 @@ func checkNextTick(t *rapid.T, c *Coordinator, m *model) {
 	}
 }
 
+// checkNextEmit checks Coordinator.NextEmit against copies of the model
+// whose spouts turn ready after i ticks (the ticks as they are, then
+// SetSpoutReady(true)): none of them emits a batch for i before the tick
+// NextEmit names (except now, when that tick is the next one), and the
+// copy made ready at that tick does. Only the ticks before the first one
+// that can change the model on its own (NextTick) are tried: a timeout
+// there frees room or starts a backoff. If NextEmit says the window is
+// full, no copy emits up to nextTickHorizon ticks.
+func checkNextEmit(t *rapid.T, c *Coordinator, m *model) {
+	k, ok := c.NextEmit()
+	if ok && k < 1 {
+		t.Fatalf("NextEmit = %d", k)
+	}
+	limit := k
+	if !ok {
+		limit = nextTickHorizon
+	}
+	if tk, tok := c.NextTick(); tok && tk <= limit && m.cfg.BatchTimeout > 0 {
+		limit = tk - 1 // tick tk may be a timeout; the ones before it change nothing (checkNextTick)
+	}
+	for i := int64(0); i <= limit; i++ {
+		if i == 0 && ok && k == 1 {
+			continue // emitting now or at the next tick both fit k == 1
+		}
+		mc := m.clone()
+		for range i {
+			mc.tick()
+		}
+		mc.setReady(true)
+		emitted := slices.ContainsFunc(mc.take(), func(a Action) bool { return a.Kind == EmitBatch })
+		if want := ok && i == k; emitted != want {
+			t.Fatalf("NextEmit = %d, %v; but spouts ready after %d ticks emit a batch: %v", k, ok, i, emitted)
+		}
+	}
+}
+
 // nextTickHorizon exceeds every wait TestModel can draw: emit interval,
 // timeout and backoff.
 const nextTickHorizon = 64
@@ -503,6 +539,7 @@ func TestModel(t *testing.T) {
 			},
 			"": func(t *rapid.T) {
 				checkNextTick(t, c, m)
+				checkNextEmit(t, c, m)
 				processing := 0
 				for tx := c.Committed() + 1; ; tx++ {
 					_, s := c.Status(tx)

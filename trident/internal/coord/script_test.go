@@ -26,6 +26,7 @@ import (
 //	tick [N]                  N ticks (default 1)
 //	elapse N                  Elapse(N): N ticks in one go
 //	next                      NextTick: "tick N" or "no tick until an input"
+//	nextemit                  NextEmit: "emit at tick N" or "window full"
 //	ack batch|commit T:A      ack the processing or the commit of attempt T:A
 //	fail batch|commit T:A [reason...]
 //	                          a reason starting with "unavailable" is an
@@ -112,6 +113,12 @@ func (d *driver) run(cmd string, args []string) ([]string, error) {
 			return []string{"no tick until an input"}, nil
 		}
 		return []string{"tick " + strconv.FormatInt(n, 10)}, nil
+	case "nextemit":
+		n, ok := d.c.NextEmit()
+		if !ok {
+			return []string{"window full"}, nil
+		}
+		return []string{"emit at tick " + strconv.FormatInt(n, 10)}, nil
 	case "ack", "fail":
 		if len(args) < 2 {
 			return nil, errors.New("want batch|commit T:A")

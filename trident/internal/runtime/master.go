@@ -94,13 +94,13 @@ func (m *master) Activate() {
 // NextTuple. The master is a topology.Waker: it wakes its executor at once
 // if the coordinator has actions ready, and otherwise arms a timer of its
 // clock for nextTick (when a tick can change the coordinator: a batch may
-// start, a backoff ends) or for the end of a failed action's retry
-// backoff. When no tick can change anything until an ack, a fail or an
-// activation (the window is full, or the topology is deactivated), it
-// arms no timer: those call wake themselves. So the executor need not
-// poll it (Trident runs with a long spout idle wait, see
-// trident.Config.Topology), and the master is not woken every
-// BatchEmitInterval for nothing.
+// start, a backoff ends, or spouts that hold batches back must be asked
+// again) or for the end of a failed action's retry backoff. When no tick
+// can change anything until an ack, a fail or an activation (the window
+// is full, or the topology is deactivated), it arms no timer: those call
+// wake themselves. So the executor need not poll it (Trident runs with a
+// long spout idle wait, see trident.Config.Topology), and the master is
+// not woken every BatchEmitInterval for nothing.
 func (m *master) wake() {
 	if m.coord == nil || m.status.isHalted() {
 		return
@@ -138,15 +138,20 @@ func (m *master) wake() {
 // nextTick returns when the master must next tick the coordinator, and
 // false if no tick can change anything until an ack, a fail or an
 // activation. That is the tick the coordinator names (coord.NextTick),
-// or the next tick while the spouts hold batches back (Readier): the
-// master asks them again at every tick. Before the first tick, it is now.
+// or, while the spouts hold batches back (Readier), the tick at which
+// their answer next matters if it is sooner (coord.NextEmit): the master
+// asks them again then, at every tick while the window has room and no
+// retry backoff runs, not at all while the window is full. Before the
+// first tick, it is now.
 func (m *master) nextTick() (time.Time, bool) {
 	if m.lastTick.IsZero() {
 		return m.clock.Now(), true
 	}
 	n, ok := m.coord.NextTick()
 	if !m.ready && !m.inactive {
-		n, ok = 1, true
+		if e, eok := m.coord.NextEmit(); eok && (!ok || e < n) {
+			n, ok = e, true
+		}
 	}
 	return m.lastTick.Add(time.Duration(n) * m.cfg.BatchEmitInterval), ok
 }
