@@ -361,7 +361,11 @@ func (x *isolator) grant(artifact, dir string) error {
 		return fmt.Errorf("supervisor: %w", err)
 	}
 	left := maxChownEntries
-	err := chownTree(dir, int(r.UID), int(r.GID), &left)
+	linked, err := chownTree(dir, int(r.UID), int(r.GID), &left)
+	if linked > 0 {
+		x.log.Warn("supervisor: files of a slot's directory with other hard links were not given to the worker user (they may be files from elsewhere linked there)",
+			"dir", dir, "files", linked)
+	}
 	if errors.Is(err, errChownBudget) {
 		x.log.Warn("supervisor: a slot's directory has too many entries to give them all to the worker user", "dir", dir,
 			"entries", maxChownEntries, "depth", maxChownDepth)
@@ -433,17 +437,21 @@ var errChownBudget = errors.New("supervisor: too many entries")
 // chownTree gives dir and everything under it to uid:gid without
 // following symbolic links: every directory is opened relative to its
 // parent's descriptor with O_NOFOLLOW, so a link a worker planted cannot
-// take the walk outside. It visits at most *left entries.
-func chownTree(dir string, uid, gid int, left *int) error {
+// take the walk outside. A file with other hard links keeps its owner (a
+// worker could link a file from elsewhere on the file system there, where
+// fs.protected_hardlinks lets it): chownTree returns how many it left. It
+// visits at most *left entries.
+func chownTree(dir string, uid, gid int, left *int) (linked int, err error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: dir, Err: err}
+		return 0, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return chownAt(fd, dir, uid, gid, left, 0)
+	err = chownAt(fd, dir, uid, gid, left, &linked, 0)
+	return linked, err
 }
 
 // chownAt is chownTree of the open directory fd (which it closes).
-func chownAt(fd int, name string, uid, gid int, left *int, depth int) error {
+func chownAt(fd int, name string, uid, gid int, left, linked *int, depth int) error {
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	if err := unix.Fchown(fd, uid, gid); err != nil {
@@ -467,14 +475,17 @@ func chownAt(fd int, name string, uid, gid int, left *int, depth int) error {
 				unix.Close(sub)
 				return errChownBudget
 			case err == nil:
-				if err := chownAt(sub, filepath.Join(name, n), uid, gid, left, depth+1); err != nil {
+				if err := chownAt(sub, filepath.Join(name, n), uid, gid, left, linked, depth+1); err != nil {
 					return err
 				}
 			case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
 				// A file, or a symbolic link: the link itself changes hands.
-				err := unix.Fchownat(fd, n, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
-				if err != nil && !errors.Is(err, unix.ENOENT) {
+				ok, err := chownEntry(fd, n, uid, gid)
+				if err != nil {
 					return &fs.PathError{Op: "chown", Path: filepath.Join(name, n), Err: err}
+				}
+				if !ok {
+					*linked++
 				}
 			case errors.Is(err, unix.ENOENT):
 			default:
@@ -482,6 +493,30 @@ func chownAt(fd int, name string, uid, gid int, left *int, depth int) error {
 			}
 		}
 	}
+}
+
+// chownEntry gives the entry name of directory dirfd, not a directory,
+// to uid:gid, unless it has other hard links (then ok is false). A
+// symbolic link is not followed: the link itself changes hands. The
+// entry is opened (O_PATH) before it is checked, so it cannot be swapped
+// between the check and the chown. A vanished entry is skipped.
+func chownEntry(dirfd int, name string, uid, gid int) (ok bool, err error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, err
+	}
+	if st.Nlink > 1 {
+		return false, nil
+	}
+	return true, unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // start starts cmd with its rlimits in place before it runs its first

@@ -615,19 +615,19 @@ func TestChownTreeBudget(t *testing.T) {
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	left := 3
-	if err := chownTree(dir, uid, gid, &left); !errors.Is(err, errChownBudget) {
+	if _, err := chownTree(dir, uid, gid, &left); !errors.Is(err, errChownBudget) {
 		t.Errorf("5 entries on a budget of 3: %v", err)
 	}
 	left = 5
-	if err := chownTree(dir, uid, gid, &left); err != nil {
+	if _, err := chownTree(dir, uid, gid, &left); err != nil {
 		t.Errorf("5 entries on a budget of 5: %v", err)
 	}
-	if err := chownTree(filepath.Join(dir, "0"), uid, gid, &left); err == nil {
+	if _, err := chownTree(filepath.Join(dir, "0"), uid, gid, &left); err == nil {
 		t.Error("chownTree of a file")
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(dir, link)
-	if err := chownTree(link, uid, gid, &left); err == nil {
+	if _, err := chownTree(link, uid, gid, &left); err == nil {
 		t.Error("chownTree followed a link at its root")
 	}
 }

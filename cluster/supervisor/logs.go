@@ -2,12 +2,16 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/httpguard"
@@ -40,7 +44,9 @@ type LogLines struct {
 // the last N lines (default 100, at most 1000) of the slot's worker log
 // that contain TEXT (ignoring case), as LogLines or, with format=text, as
 // plain text; output=1 reads the worker's standard output and error
-// instead.
+// instead. The slot's directory is the worker's: a log file there that is
+// a symbolic link, not a regular file, or has other hard links is refused
+// (403, logged), never followed.
 //
 // Behind httpguard's guards: the Host header must name this server (its
 // listener's address, loopback names on loopback), no body is accepted,
@@ -63,7 +69,14 @@ func (s *Supervisor) logHandler() http.Handler {
 		if q.Get("output") != "" {
 			name, files = WorkerOutputFile, 1
 		}
-		res, err := logfile.Tail(filepath.Join(s.slotDir(port), name), files, logfile.Query{Contains: q.Get("q"), Tail: tail})
+		res, err := logfile.Tail(filepath.Join(s.slotDir(port), name), files,
+			logfile.Query{Contains: q.Get("q"), Tail: tail, Check: checkLogFile})
+		if errors.Is(err, logfile.ErrNotRegular) || errors.Is(err, errHardLinked) {
+			s.log.Warn("supervisor: refusing to serve a worker's log file: it may point outside the slot's directory",
+				"port", port, "file", name, "err", err)
+			http.Error(w, "refused: the worker's "+name+" is not a file of its own", http.StatusForbidden)
+			return
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -97,6 +110,20 @@ func (s *Supervisor) logHandler() http.Handler {
 	}
 	return httpguard.Chain(mux, g.Hosts(names...), g.MaxBytes(0),
 		g.Authenticate(httpguard.FirstOf(certs, token), httpguard.AuthConfig{PlainLoopback: plain}), g.Require(policy))
+}
+
+// errHardLinked is a worker's log file with other hard links.
+var errHardLinked = errors.New("supervisor: the file has other hard links")
+
+// checkLogFile refuses a log file with other hard links: the worker owns
+// the slot's directory and could link a file it cannot read there (where
+// fs.protected_hardlinks allows it) for the log server to read. Its
+// logs are written and rotated by renames, never linked.
+func checkLogFile(st fs.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("%w: %s has %d", errHardLinked, st.Name(), sys.Nlink)
+	}
+	return nil
 }
 
 // loopback reports whether addr (host:port) is on a loopback interface.

@@ -128,7 +128,13 @@ func TestUnusedArtifactsArePruned(t *testing.T) {
 // token and bundle over one slot, 7000, whose worker log has a line.
 func logServer(t *testing.T, token string, bundle *pki.Bundle) *httptest.Server {
 	t.Helper()
-	s := &Supervisor{cfg: Config{Ports: []int{7000}, DataDir: t.TempDir(), Token: token, Bundle: bundle},
+	return logServerAt(t, t.TempDir(), token, bundle)
+}
+
+// logServerAt is logServer of a supervisor with the data directory dir.
+func logServerAt(t *testing.T, dir, token string, bundle *pki.Bundle) *httptest.Server {
+	t.Helper()
+	s := &Supervisor{cfg: Config{Ports: []int{7000}, DataDir: dir, Token: token, Bundle: bundle},
 		log: slog.New(slog.DiscardHandler)}
 	if err := os.MkdirAll(s.slotDir(7000), 0o755); err != nil {
 		t.Fatal(err)

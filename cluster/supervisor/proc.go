@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -38,24 +37,6 @@ type record struct {
 	StartTime string    `json:"start_time"` // the kernel's start time of the process (Linux), "" if unknown
 }
 
-func writeRecord(path string, r record) error {
-	b, _ := json.Marshal(r)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-func readRecord(path string) (record, error) {
-	var r record
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return r, err
-	}
-	return r, json.Unmarshal(b, &r)
-}
-
 // launchIsolated starts the worker of slot port in its own process
 // group, so that the supervisor's death (and a signal to the supervisor's
 // group) leaves it running; its output goes to logPath, not to a pipe
@@ -71,8 +52,10 @@ func launchIsolated(x *isolator, port int, path string, args, env []string, dir,
 		return nil, nil, err
 	}
 	defer logf.Close() // the child has its own descriptor
-	if st, err := logf.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("supervisor: %s is not a regular file", logPath)
+	// A regular file with no other hard link: not one from elsewhere that
+	// the worker linked here for the supervisor to append to.
+	if st, err := logf.Stat(); err != nil || !st.Mode().IsRegular() || st.Sys().(*syscall.Stat_t).Nlink != 1 {
+		return nil, nil, fmt.Errorf("supervisor: %s is not a regular file of the worker's own", logPath)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return !inheritable(kv) }), env...)
@@ -100,11 +83,18 @@ func launchIsolated(x *isolator, port int, path string, args, env []string, dir,
 }
 
 // adopt returns the process of rec if it still runs and is the worker rec
-// describes (same start time, running rec.Path), polling its liveness every
-// poll until ctx is done.
-func adopt(ctx context.Context, rec record, c clock.Clock, poll time.Duration) (*proc, error) {
+// describes (same start time, running rec.Path, as the user of uids: its
+// real and effective uid), polling its liveness every poll until ctx is
+// done.
+func adopt(ctx context.Context, rec record, uids workerUIDs, c clock.Clock, poll time.Duration) (*proc, error) {
 	if !alive(rec.PID) {
 		return nil, fmt.Errorf("process %d is gone", rec.PID)
+	}
+	if got, err := procUIDs(rec.PID); err != nil && procAvailable() {
+		return nil, fmt.Errorf("process %d: reading its user: %w", rec.PID, err)
+	} else if err == nil && got != uids {
+		return nil, fmt.Errorf("process %d runs as uid %d (effective %d), not as the workers' uid %d (effective %d)",
+			rec.PID, got.Real, got.Effective, uids.Real, uids.Effective)
 	}
 	if st := startTime(rec.PID); rec.StartTime != "" && st != "" && st != rec.StartTime {
 		return nil, fmt.Errorf("process %d started at %s, not at %s: another process", rec.PID, st, rec.StartTime)
@@ -174,6 +164,33 @@ func startTime(pid int) string {
 		return f[19]
 	}
 	return ""
+}
+
+// workerUIDs are the real and effective uid of a worker process.
+type workerUIDs struct{ Real, Effective uint32 }
+
+// procUIDs reads the real and effective uid of pid (Linux).
+func procUIDs(pid int) (workerUIDs, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return workerUIDs{}, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+			// Real, effective, saved set, filesystem.
+			f := strings.Fields(v)
+			if len(f) < 2 {
+				break
+			}
+			r, err1 := strconv.ParseUint(f[0], 10, 32)
+			e, err2 := strconv.ParseUint(f[1], 10, 32)
+			if err := errors.Join(err1, err2); err != nil {
+				return workerUIDs{}, err
+			}
+			return workerUIDs{uint32(r), uint32(e)}, nil
+		}
+	}
+	return workerUIDs{}, fmt.Errorf("no Uid line in /proc/%d/status", pid)
 }
 
 func cmdline(pid int) ([]string, error) {

@@ -10,8 +10,11 @@
 //     <DataDir>/artifacts, named by the digest: workers of two versions of
 //     a topology run side by side from their own files;
 //   - starts `<artifact> worker --topology T --supervisor ID --port P
-//     --data-dir D` in its own process group, its output appended to
-//     <DataDir>/workers/<port>/worker.log, and writes a pid file there;
+//     --data-dir D` in its own process group, under Config.Isolation
+//     (isolate.go), its output appended to
+//     <DataDir>/workers/<port>/worker.log; its pid file goes to
+//     <DataDir>/pids (RecordsDir), out of the slot's directory, which is
+//     the worker's;
 //   - restarts a worker that exits with exponential backoff
 //     (internal/backoff, from RestartBackoff to MaxRestartBackoff); an exit
 //     within MinUptime of the start, or a failure to fetch or start the
@@ -29,7 +32,8 @@
 // Config.StopWorkersOnExit) or dies leaves them running, and a supervisor
 // started again on the same DataDir adopts them from their pid files,
 // after checking that each process is alive, started when the pid file
-// says, and runs the expected artifact, rather than starting duplicates.
+// says, runs the expected artifact and runs as the workers' user, rather
+// than starting duplicates.
 package supervisor
 
 import (
@@ -211,6 +215,9 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "workers"), 0o700); err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
+	if err := supervisorDir(filepath.Join(cfg.DataDir, RecordsDir), 0o700, -1); err != nil {
+		return nil, err
+	}
 	log := cfg.Logger.With("supervisor", cfg.ID)
 	iso, err := newIsolator(cfg.Isolation, cfg.ID, cfg.DataDir, log)
 	if err != nil {
@@ -312,19 +319,18 @@ func (s *Supervisor) pruneArtifacts(runs map[int]*slotRun, adopted map[int]*proc
 func (s *Supervisor) slotDir(port int) string {
 	return filepath.Join(s.cfg.DataDir, "workers", strconv.Itoa(port))
 }
-func (s *Supervisor) pidFile(port int) string { return filepath.Join(s.slotDir(port), "worker.json") }
 
 // adoptAll finds the workers an earlier run of this supervisor left.
 func (s *Supervisor) adoptAll(life context.Context) map[int]*proc {
 	out := map[int]*proc{}
 	for _, port := range s.cfg.Ports {
-		rec, err := readRecord(s.pidFile(port))
+		rec, err := s.readSlotRecord(port)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err == nil {
 			var p *proc
-			if p, err = adopt(life, rec, s.clock, s.cfg.PollInterval); err == nil {
+			if p, err = adopt(life, rec, s.workerUIDs(), s.clock, s.cfg.PollInterval); err == nil {
 				s.log.Info("supervisor: adopted a running worker", "port", port, "pid", rec.PID, "topology", rec.Topology)
 				out[port] = p
 				continue
@@ -604,7 +610,7 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 		s.cfg.WorkerArgs...)
 	var certs string
 	if s.cfg.Bundle != nil {
-		if certs, err = s.issueWorker(r.work.Topology, dir); err != nil {
+		if certs, err = s.issueWorker(r.work.Topology, r.port); err != nil {
 			return nil, err
 		}
 		args = append(args, "--certs", certs)

@@ -103,7 +103,7 @@ func (e *env) run(id, dir string, mod func(*Config)) (s *Supervisor, stop func()
 }
 
 func pidOf(t *testing.T, dir string, port int) int {
-	rec, err := readRecord(filepath.Join(dir, "workers", strconv.Itoa(port), "worker.json"))
+	rec, err := readRecord(PidFile(dir, port), false)
 	if err != nil {
 		return 0
 	}
