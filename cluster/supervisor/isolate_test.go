@@ -231,8 +231,8 @@ func TestIsolatedWorkers(t *testing.T) {
 
 	t.Run("run as user", func(t *testing.T) {
 		l := newLayout(t, helper, 7000)
-		// What an earlier worker running as root left, and the
-		// certificate the supervisor writes before the start.
+		// What an earlier worker running as root left (and a
+		// certificate an earlier supervisor version wrote there).
 		for name, mode := range map[string]os.FileMode{"worker.jsonl": 0o600, "certs/key.pem": 0o600} {
 			os.MkdirAll(filepath.Join(l.slot, filepath.Dir(name)), 0o700)
 			if err := os.WriteFile(filepath.Join(l.slot, name), []byte("{}\n"), mode); err != nil {
