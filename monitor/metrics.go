@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/squallstream/squall/topology"
+	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/transport"
 )
 
@@ -16,7 +17,10 @@ type TransportCounter interface {
 	TransportStats() (transport.ServerStats, bool)
 }
 
-var _ TransportCounter = (*topology.Running)(nil)
+var (
+	_ TransportCounter = (*topology.Running)(nil)
+	_ TransportCounter = (*trident.Running)(nil)
+)
 
 // collector exports the registry's figures, read at scrape time.
 type collector struct {

@@ -77,7 +77,7 @@ func do(t *testing.T, hc *http.Client, method, url string, header map[string]str
 		return 0, err.Error()
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(b)
 }
 
@@ -328,6 +328,27 @@ func TestSecurityWorkerTransportRefusesStrangers(t *testing.T) {
 		t.Fatalf("a worker certificate of the topology's epoch: %v", err)
 	}
 	tc.Close()
+	// The refusals are counted, on the worker's own monitor.
+	mon := c.client("admin", pki.Worker)
+	var body string
+	if err := eventually(10*time.Second, func() bool {
+		var code int
+		code, body = do(t, mon, "GET", ws[0].MonitorURL+"/metrics", nil, nil)
+		return code == http.StatusOK && strings.Contains(body, `squall_transport_refused_total{reason="tls",topology="wordcount"}`)
+	}); err != nil {
+		t.Fatalf("no refusal counted on the worker's monitor: %v\n%s", err, grepLines(body, "squall_transport"))
+	}
+}
+
+// grepLines returns the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // TestSecurityLogsNeedAnIdentity: the supervisor's log server answers
