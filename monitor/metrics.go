@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/squallstream/squall/topology"
-	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/transport"
+	"github.com/squallstream/squall/trident"
 )
 
 // TransportCounter reports a cluster-mode worker's transport server
