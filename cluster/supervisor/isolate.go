@@ -630,21 +630,38 @@ func prlimit(pid int, limits []rlimit) error {
 // goroutine ends locked to it, which ends the thread.
 func prlimitAs(r *RunAs, pid int, limits []rlimit) error {
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked
-		// Raw system calls change this thread's credentials only (the
-		// syscall package's change every thread's).
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(r.GID), ^uintptr(0), ^uintptr(0)); e != 0 {
-			done <- fmt.Errorf("supervisor: setting a thread's real gid: %w", e)
-			return
-		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(r.UID), ^uintptr(0), ^uintptr(0)); e != 0 {
-			done <- fmt.Errorf("supervisor: setting a thread's real uid: %w", e)
-			return
-		}
-		done <- prlimit(pid, limits)
-	}()
+	go prlimitAsThread(r, pid, limits, done)
 	return <-done
+}
+
+// prlimitAsThread is prlimitAs on the thread of its goroutine, which it
+// locks and, once it has r's ids, never unlocks; its caller must let the
+// goroutine end. The main thread is never given r's ids: the kernel does
+// not end it with its goroutine but keeps it, and checks the signals sent
+// to the process against its real uid (the worker could then signal the
+// supervisor). On the main thread it runs itself again on another thread
+// (this one stays locked meanwhile: the new goroutine cannot run on it).
+func prlimitAsThread(r *RunAs, pid int, limits []rlimit, done chan<- error) {
+	runtime.LockOSThread() // never unlocked, but on the main thread
+	if unix.Gettid() == unix.Getpid() {
+		other := make(chan error, 1)
+		go prlimitAsThread(r, pid, limits, other)
+		err := <-other
+		runtime.UnlockOSThread()
+		done <- err
+		return
+	}
+	// Raw system calls change this thread's credentials only (the syscall
+	// package's change every thread's).
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(r.GID), ^uintptr(0), ^uintptr(0)); e != 0 {
+		done <- fmt.Errorf("supervisor: setting a thread's real gid: %w", e)
+		return
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(r.UID), ^uintptr(0), ^uintptr(0)); e != 0 {
+		done <- fmt.Errorf("supervisor: setting a thread's real uid: %w", e)
+		return
+	}
+	done <- prlimit(pid, limits)
 }
 
 // release removes the worker's cgroup once it has exited, after saying
