@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/cluster/supervisor"
 	"github.com/squallstream/squall/internal/proctest"
 )
 
@@ -123,7 +123,7 @@ func TestSupervisorKill9LeavesWorkersRunningAndRestartAdoptsThem(t *testing.T) {
 	// No second worker process for the slot: its pid file still names the
 	// adopted worker, and no other process runs the topology.
 	var rec struct{ PID int }
-	b, err := os.ReadFile(filepath.Join(dirs[id], "workers", strconv.Itoa(st.Slot.Port), "worker.json"))
+	b, err := os.ReadFile(supervisor.PidFile(dirs[id], st.Slot.Port))
 	if err != nil || json.Unmarshal(b, &rec) != nil || rec.PID != st.PID {
 		t.Fatalf("the slot's pid file names pid %d (err %v), not the adopted worker %d: a duplicate was started", rec.PID, err, st.PID)
 	}

@@ -213,7 +213,8 @@ func (c *Cluster) WorkerPIDs() []int {
 func (c *Cluster) workerPIDs(dirs []string) []int {
 	var pids []int
 	for _, d := range dirs {
-		files, _ := filepath.Glob(filepath.Join(d, "workers", "*", "worker.json"))
+		// The supervisors' pid files (supervisor.PidFile).
+		files, _ := filepath.Glob(filepath.Join(d, "pids", "*.json"))
 		for _, f := range files {
 			var rec struct{ PID int }
 			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
