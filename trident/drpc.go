@@ -16,6 +16,7 @@ type drpcDecl struct {
 	function string
 	returned bool                    // ReturnResults names it
 	cause    func(txid uint64) error // why a batch failed; set at Submit
+	src      *node                   // the stream's source node
 }
 
 // NewDRPCStream returns a stream of the requests to function on server,
@@ -27,6 +28,14 @@ type drpcDecl struct {
 // with the cause) rather than a replay's result. The requests live in
 // this process: a topology with DRPC streams runs with Submit, not split
 // across worker processes.
+//
+// The work of a request runs under its context (drpc.Function.Context):
+// the functions, filters and state queries downstream of the stream get a
+// context that is done once the request ends without an answer (its
+// deadline passed, its caller went away), and from then on the batch's
+// tuples of the request go no further, their errors are dropped and the
+// aggregations, joins and queries downstream do not run for it. State the
+// stream writes is still committed with the batch.
 func (t *Topology) NewDRPCStream(function string, server *drpc.Server) *Stream {
 	d := &drpcDecl{server: server, function: function}
 	if server == nil {
@@ -43,7 +52,9 @@ func (t *Topology) NewDRPCStream(function string, server *drpc.Server) *Stream {
 		f.FailureCause(d.cause) // set by Submit before the spout starts
 		return &drpcBatcher{f: f}
 	})
-	return t.NewStream("$drpc:"+function, src)
+	s := t.NewStream("$drpc:"+function, src)
+	d.src = s.n
+	return s
 }
 
 // ReturnResults returns the values of fields of each batch's tuples of s

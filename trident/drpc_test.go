@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -177,4 +179,79 @@ func BenchmarkDRPCRequest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestDRPCDeadlineCancelsTheRequestsWork: a request whose deadline passes
+// while its batch works is answered 504 at its deadline; the function
+// working for it sees its context done with the request's error, what it
+// emits afterwards goes no further and its error is dropped (the batch
+// neither fails nor dead-letters); the batch commits and the next request
+// is answered.
+func TestDRPCDeadlineCancelsTheRequestsWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		server := drpc.NewServer(drpc.Config{})
+		tt := NewTopology("drpc-deadline")
+		var (
+			mu         sync.Mutex
+			cause      error // what the slow function's context said
+			downstream int   // tuples that reached the function after it
+		)
+		slow := tt.NewDRPCStream("slow", server).FlatMap(FlatMapFunctionFunc(func(ctx context.Context, t Tuple, out Collector) error {
+			if t.String("args") != "slow" {
+				out.Emit(1)
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				mu.Lock()
+				cause = context.Cause(ctx)
+				mu.Unlock()
+			case <-time.After(time.Hour):
+			}
+			for i := range 1000 { // the work goes on, ignoring the context
+				out.Emit(i)
+			}
+			return ctx.Err()
+		}), "n")
+		counted := slow.Each(Fields{"n"}, FunctionFunc(func(_ context.Context, t Tuple, out Collector) error {
+			mu.Lock()
+			downstream++
+			mu.Unlock()
+			out.Emit(t.Get("n"))
+			return nil
+		}), "m")
+		ReturnResults(counted, "slow", "m")
+		r := submit(t, tt, Config{MaxBatchesInFlight: 1})
+		h := server.Handler()
+		post := func(args string) (*httptest.ResponseRecorder, time.Duration) {
+			start := time.Now()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("POST", "/drpc/slow?timeout=1s", strings.NewReader(args)))
+			return w, time.Since(start)
+		}
+
+		w, took := post("slow")
+		if w.Code != http.StatusGatewayTimeout || took > time.Second {
+			t.Fatalf("slow: %d %s after %v, want 504 at the 1s deadline", w.Code, w.Body, took)
+		}
+		synctest.Wait()
+		mu.Lock()
+		seen, went := cause, downstream
+		mu.Unlock()
+		if !errors.Is(seen, drpc.ErrTimeout) || went != 0 {
+			t.Fatalf("the slow function's context ended with %v, and %d tuples went on; want drpc.ErrTimeout and none", seen, went)
+		}
+		w, took = post("quick")
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"rows":[[1]]`) || took > 100*time.Millisecond {
+			t.Fatalf("quick after slow: %d %s after %v, want 200 with one row, without waiting", w.Code, w.Body, took)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, r.Committed()+1); err != nil {
+			t.Fatal(err)
+		}
+		if h := r.Health(); r.FailedAttempts() != 0 || r.Rejected() != 0 || r.Err() != nil || h.Crashes != 0 {
+			t.Fatalf("%d failed attempts, %d rejected tuples, %d crashes (last %+v), error %v; want none", r.FailedAttempts(), r.Rejected(), h.Crashes, h.LastCrash, r.Err())
+		}
+	})
 }

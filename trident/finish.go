@@ -9,12 +9,16 @@ import (
 // Finish ends a batch: aggregations complete, joins and queries run and
 // committers write it to state, in declaration order (so a node finishes
 // after the nodes that feed it). The runtime then reports the batch
-// downstream.
+// downstream. The aggregations, joins and queries of a DRPC request that
+// ended without an answer do not run; committers always do.
 func (s *stageTask) Finish(bt *runtime.Batch) error {
 	s.committing = bt.Attempt
 	data := bt.Data.(*batchData)
 	for _, pn := range s.stage.Nodes {
 		n := nodeOf(pn)
+		if _, commits := n.op.(*persistOp); !commits && s.abandoned(n, bt) {
+			continue
+		}
 		switch op := n.op.(type) {
 		case *aggregateOp:
 			a := s.aggregation(n, bt)
@@ -40,8 +44,16 @@ func (s *stageTask) Finish(bt *runtime.Batch) error {
 				st = s.persist[op.state].state()
 			}
 			var emitErr error
-			reject := func(err error, values []any) error { return s.rejected(err, bt.Attempt, n.parent.sch.fields, values) }
-			if err := q.run(s.ctx, st, s.aggregateOut(n, bt, &emitErr), reject); err != nil {
+			reject := func(err error, values []any) error {
+				if s.abandoned(n, bt) {
+					return nil
+				}
+				return s.rejected(err, bt.Attempt, n.parent.sch.fields, values)
+			}
+			if err := q.run(s.ctxOf(n, bt), st, s.aggregateOut(n, bt, &emitErr), reject); err != nil {
+				if s.abandoned(n, bt) {
+					continue // the request ended: its query's error is dropped
+				}
 				return err
 			}
 			if emitErr != nil {

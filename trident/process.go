@@ -24,8 +24,17 @@ func (s *stageTask) emitFrom(n *node, bt *runtime.Batch, values []any) error {
 
 // process runs node n on a tuple of its parent. A tuple the node's
 // operation rejects goes to the dead letters.
+//
+// For a DRPC request that ended without an answer, the tuple goes no
+// further and an error of its work is dropped.
 func (s *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
+	if s.abandoned(n, bt) {
+		return nil
+	}
 	if err := s.apply(n, bt, values); err != nil {
+		if s.abandoned(n, bt) {
+			return nil
+		}
 		return s.rejected(err, bt.Attempt, n.parent.sch.fields, values)
 	}
 	return nil
@@ -35,18 +44,18 @@ func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 	switch op := n.op.(type) {
 	case *eachOp:
 		c := s.eachCollector(n, bt, values)
-		if err := op.fn.Execute(s.ctx, project(values, op.inIdx, op.inSch), c); err != nil {
+		if err := op.fn.Execute(s.ctxOf(n, bt), project(values, op.inIdx, op.inSch), c); err != nil {
 			return err
 		}
 		return c.err
 	case *filterOp:
-		keep, err := op.f.Keep(s.ctx, Tuple{values: values, sch: n.parent.sch})
+		keep, err := op.f.Keep(s.ctxOf(n, bt), Tuple{values: values, sch: n.parent.sch})
 		if err != nil || !keep {
 			return err
 		}
 		return s.emitFrom(n, bt, values)
 	case *mapOp:
-		out, err := op.fn.Map(s.ctx, Tuple{values: values, sch: n.parent.sch})
+		out, err := op.fn.Map(s.ctxOf(n, bt), Tuple{values: values, sch: n.parent.sch})
 		if err != nil {
 			return err
 		}
@@ -56,7 +65,7 @@ func (s *stageTask) apply(n *node, bt *runtime.Batch, values []any) error {
 		return s.emitFrom(n, bt, out)
 	case *flatMapOp:
 		c := s.eachCollector(n, bt, nil)
-		if err := op.fn.FlatMap(s.ctx, Tuple{values: values, sch: n.parent.sch}, c); err != nil {
+		if err := op.fn.FlatMap(s.ctxOf(n, bt), Tuple{values: values, sch: n.parent.sch}, c); err != nil {
 			return err
 		}
 		return c.err

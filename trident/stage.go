@@ -27,6 +27,7 @@ type stageTask struct {
 	entry      *node // the node the stage starts at
 	task       *runtime.Task
 	ctx        context.Context
+	drpc       []*drpcDecl // by node id: the DRPC function it works for; nil if none
 
 	persist    map[*node]persistTask
 	states     *stateMetrics // the counters of the persistent states
@@ -49,6 +50,7 @@ type batchData struct {
 	aggs    []*aggregation // by node id; looked up per tuple
 	queries map[*node]queryBatch
 	joins   map[*node]*joinBatch
+	drpc    []batchRequest // the batch's DRPC requests, as the task met them
 }
 
 func newStageTask(p *plan.Plan, s *plan.Stage, nodes []*node, cfg *Config, states *stateMetrics) *stageTask {
@@ -136,6 +138,9 @@ func (s *stageTask) Execute(bt *runtime.Batch, in plan.Input, values []any) erro
 	case *partitionOp, *mergeOp:
 		return s.emitFrom(entry, bt, values)
 	case *joinOp:
+		if s.abandoned(entry, bt) {
+			return nil
+		}
 		data := bt.Data.(*batchData)
 		j := data.joins[entry]
 		if j == nil {

@@ -131,8 +131,11 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	}
 	r.plan = plan.New(r.graph)
 	r.states = newStateMetrics(r.plan)
+	lineage := t.drpcLineage()
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
-		return newStageTask(r.plan, s, t.nodes, cfg, r.states)
+		st := newStageTask(r.plan, s, t.nodes, cfg, r.states)
+		st.drpc = lineage
+		return st
 	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
 		src := n.source()
