@@ -224,7 +224,15 @@ func TestLargeArgumentsOverLoopback(t *testing.T) {
 	}
 	hs := s.HTTPServer(nil)
 	go hs.Serve(ln)
-	defer hs.Close()
+	defer func() {
+		// Shutdown waits for the connections, the ones a 413 closes
+		// (after net/http's lingering) included.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
 	url := "http://" + ln.Addr().String() + "/drpc/len"
 	for _, c := range []struct {
 		size    int

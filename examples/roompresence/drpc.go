@@ -35,13 +35,14 @@ func serveTimelines(t *trident.Topology, server *drpc.Server, timelines *trident
 	trident.ReturnResults(rows, drpcTimeline, timelineRowFields...)
 }
 
-// serveDRPC serves s's functions over HTTP on addr until stop.
+// serveDRPC serves s's functions over HTTP on addr until stop, with the
+// connection budgets of s's Config (drpc.Server.HTTPServer).
 func serveDRPC(s *drpc.Server, addr string) (stop func(), url string, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("--drpc: %w", err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer(nil)
 	go srv.Serve(ln)
 	return func() { srv.Close() }, "http://" + ln.Addr().String(), nil
 }
