@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/squallstream/squall/internal/nemesis"
@@ -96,6 +97,12 @@ func (a *actor) apply(ctx context.Context, act nemesis.Action) error {
 		slot, w, err := a.obs.shareWorker(ctx, i)
 		if err != nil || w.PID == 0 {
 			a.tl.printf("%s: no worker of share %d registered (%v): nothing done", act, i, err)
+			return nil
+		}
+		// Only a process of that host's namespace: a registration may
+		// outlive its worker by a lease, and its pid be reused.
+		if !slices.Contains(net.pids(ctx, nemesis.Host(slot.Supervisor)), w.PID) {
+			a.tl.printf("%s: worker pid %d of slot %s is not running on its host: nothing done", act, w.PID, slot)
 			return nil
 		}
 		sig := syscall.SIGKILL
