@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/squallstream/squall/monitor/logfile"
@@ -93,19 +92,8 @@ func (l LogLine) AttrList() []string {
 // errNoLogFile answers the log routes when Config.LogFile is empty.
 const errNoLogFile = "no log file is configured (monitor.Config.LogFile)"
 
-// logQuery reads ?q= and ?tail= (1 to logfile.MaxTail, default
-// logfile.DefaultTail).
-func logQuery(r *http.Request) (logfile.Query, error) {
-	q := logfile.Query{Contains: r.URL.Query().Get("q"), Tail: logfile.DefaultTail}
-	if s := r.URL.Query().Get("tail"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > logfile.MaxTail {
-			return q, fmt.Errorf("tail %q: want a number of lines from 1 to %d", s, logfile.MaxTail)
-		}
-		q.Tail = n
-	}
-	return q, nil
-}
+// logQuery reads ?q= and ?tail= (logfile.ParseQuery).
+func logQuery(r *http.Request) (logfile.Query, error) { return logfile.ParseQuery(r.URL.Query()) }
 
 // readLogs runs q over the configured log.
 func (s *Server) readLogs(q logfile.Query) (LogsView, error) {

@@ -64,13 +64,17 @@ func (s *Supervisor) logHandler() http.Handler {
 			return
 		}
 		q := r.URL.Query()
-		tail, _ := strconv.Atoi(q.Get("tail"))
+		lq, err := logfile.ParseQuery(q)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		lq.Check = checkLogFile
 		name, files := WorkerLogFile, logfile.DefaultMaxFiles
 		if q.Get("output") != "" {
 			name, files = WorkerOutputFile, 1
 		}
-		res, err := logfile.Tail(filepath.Join(s.slotDir(port), name), files,
-			logfile.Query{Contains: q.Get("q"), Tail: tail, Check: checkLogFile})
+		res, err := logfile.Tail(filepath.Join(s.slotDir(port), name), files, lq)
 		if errors.Is(err, logfile.ErrNotRegular) || errors.Is(err, errHardLinked) {
 			s.log.Warn("supervisor: refusing to serve a worker's log file: it may point outside the slot's directory",
 				"port", port, "file", name, "err", err)

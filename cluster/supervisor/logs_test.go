@@ -84,6 +84,11 @@ func TestWorkerLogs(t *testing.T) {
 	if code, _ := get("/logs/9", "secret"); code != http.StatusNotFound {
 		t.Fatalf("a port that is not a slot: %d, want 404", code)
 	}
+	for _, tail := range []string{"-5", "abc", "0", "100000"} {
+		if code, body := get("/logs/7000?tail="+tail, "secret"); code != http.StatusBadRequest || !strings.Contains(body, "from 1 to") {
+			t.Errorf("tail=%s: %d %q, want 400 naming the bounds", tail, code, body)
+		}
+	}
 }
 
 // TestLogServerOffLoopbackNeedsAToken: a supervisor refuses to serve the

@@ -85,7 +85,7 @@ type Config struct {
 	Prefix  string           // default meta.DefaultPrefix
 	ID      string           // unique, stable across restarts (required)
 	Ports   []int            // the slots (required)
-	DataDir string           // artifacts, pid files and logs (required)
+	DataDir string           // artifacts, pid files and logs (required; made absolute)
 	// TTL of the registration lease: the supervisor's heartbeat.
 	TTL time.Duration
 	// Grace is the wait between SIGTERM and SIGKILL when a worker stops.
@@ -208,6 +208,13 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// Workers run in their slot's directory: a relative DataDir would
+	// make every path handed to them (their artifact's) wrong there.
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: DataDir: %w", err)
+	}
+	cfg.DataDir = abs
 	dir, err := codestore.OpenDir(filepath.Join(cfg.DataDir, "artifacts"))
 	if err != nil {
 		return nil, err

@@ -215,3 +215,19 @@ func TestCorruptArtifactIsNotRun(t *testing.T) {
 		t.Fatal("a worker started from a corrupt artifact")
 	}
 }
+
+// TestRelativeDataDir: a supervisor given a relative data directory (the
+// command's default) starts its workers: paths handed to them are
+// absolute, though they run in their slot's directory.
+func TestRelativeDataDir(t *testing.T) {
+	e := newEnv(t)
+	t.Chdir(t.TempDir())
+	e.run("s1", "squall-data/supervisor", nil)
+	abs, err := filepath.Abs("squall-data/supervisor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.assign("t1", e.artifact("t1", sleeper), meta.Slot{Supervisor: "s1", Port: 7000})
+	eventually(t, "a worker started from a relative data dir", func() bool { pid := pidOf(t, abs, 7000); return pid > 0 && alive(pid) })
+	killAtEnd(t, pidOf(t, abs, 7000))
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 )
 
 // Limits of Query and of Tail.
@@ -245,4 +247,19 @@ func (b *backward) finish(emit func([]byte) bool) bool {
 		return false
 	}
 	return b.complete(emit)
+}
+
+// ParseQuery reads a log query from a request's parameters: q (the text
+// a line must contain) and tail (1 to MaxTail lines, default
+// DefaultTail). Anything else in tail is an error naming the bounds.
+func ParseQuery(v url.Values) (Query, error) {
+	q := Query{Contains: v.Get("q"), Tail: DefaultTail}
+	if s := v.Get("tail"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxTail {
+			return q, fmt.Errorf("tail %q: want a number of lines from 1 to %d", s, MaxTail)
+		}
+		q.Tail = n
+	}
+	return q, nil
 }
