@@ -44,7 +44,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -61,7 +60,6 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/squallstream/squall/cluster/codestore"
-	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/backoff"
@@ -259,9 +257,26 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	defer endLife()
 	adopted := s.adoptAll(life)
 
+	// Registered first: a second supervisor with this ID (a duplicate
+	// --id) must start no worker.
+	sess, err := s.claim(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	ctx, refuse := context.WithCancelCause(ctx)
+	defer refuse(nil)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); s.register(ctx) }()
+	go func() {
+		defer wg.Done()
+		if err := s.keepRegistered(ctx, sess); err != nil {
+			s.log.Error("supervisor: stopping", "err", err)
+			refuse(err)
+		}
+	}()
 	if s.cfg.Listener != nil {
 		srv, err := s.logServer()
 		if err != nil {
@@ -296,6 +311,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return ctx.Err()
 }
 
@@ -347,48 +365,6 @@ func (s *Supervisor) adoptAll(life context.Context) map[int]*proc {
 		os.Remove(s.pidFile(port))
 	}
 	return out
-}
-
-// register keeps the supervisor's key under a live lease until ctx is
-// done, then revokes the lease.
-func (s *Supervisor) register(ctx context.Context) {
-	retry := backoff.Sequence{Backoff: backoff.Exponential(int64(100*time.Millisecond), int64(5*time.Second))}
-	ttl := max(1, int(math.Ceil(s.cfg.TTL.Seconds())))
-	si := meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()}
-	if s.cfg.Listener != nil {
-		si.LogURL = s.logURL()
-	}
-	info := meta.Encode(si)
-	for ctx.Err() == nil {
-		sess, err := leader.NewSession(ctx, s.cfg.Client, ttl)
-		if err == nil {
-			if _, err = s.cfg.Client.Put(ctx, s.keys.Supervisor(s.cfg.ID), info, clientv3.WithLease(sess.Lease())); err != nil {
-				sess.Close()
-			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				d := time.Duration(retry.Next())
-				s.log.Warn("supervisor: registering failed; retrying", "err", err, "in", d)
-				s.sleep(ctx, d)
-			}
-			continue
-		}
-		retry.Reset()
-		s.mu.Lock()
-		s.session = sess
-		s.mu.Unlock()
-		s.log.Info("supervisor: registered", "lease", sess.Lease(), "ports", s.cfg.Ports)
-		select {
-		case <-ctx.Done():
-		case <-sess.Done():
-			s.log.Warn("supervisor: registration lease lost; registering again")
-		}
-		s.mu.Lock()
-		s.session = nil
-		s.mu.Unlock()
-		sess.Close()
-	}
 }
 
 func (s *Supervisor) sleep(ctx context.Context, d time.Duration) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +65,16 @@ func (e *env) put(k, v string) {
 	if _, err := e.cli.Put(context.Background(), k, v); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// get reads a key ("" when absent).
+func (e *env) get(k string) string {
+	e.t.Helper()
+	resp, err := e.cli.Get(context.Background(), k)
+	if err != nil || len(resp.Kvs) == 0 {
+		return ""
+	}
+	return string(resp.Kvs[0].Value)
 }
 
 func (e *env) assign(topology, artifact string, slots ...meta.Slot) {
@@ -230,4 +241,33 @@ func TestRelativeDataDir(t *testing.T) {
 	e.assign("t1", e.artifact("t1", sleeper), meta.Slot{Supervisor: "s1", Port: 7000})
 	eventually(t, "a worker started from a relative data dir", func() bool { pid := pidOf(t, abs, 7000); return pid > 0 && alive(pid) })
 	killAtEnd(t, pidOf(t, abs, 7000))
+}
+
+// TestDuplicateIDRefused: a second supervisor with the same ID refuses
+// to run (and starts nothing) while the first is alive; a registration
+// deleted under a live supervisor is made again.
+func TestDuplicateIDRefused(t *testing.T) {
+	e := newEnv(t)
+	e.run("dup", t.TempDir(), nil)
+	eventually(t, "the first registration", func() bool { return e.get(e.keys.Supervisor("dup")) != "" })
+	dir := t.TempDir()
+	second, err := New(Config{Client: e.cli, Prefix: "/t", ID: "dup", Ports: []int{7000}, DataDir: dir, TTL: time.Second,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e.assign("t1", e.artifact("t1", sleeper), meta.Slot{Supervisor: "dup", Port: 7000})
+	err = second.Run(ctx)
+	if !errors.Is(err, ErrDuplicateID) || !strings.Contains(err.Error(), "--id") {
+		t.Fatalf("the duplicate's Run: %v, want ErrDuplicateID naming --id", err)
+	}
+	if second.Starts() != 0 {
+		t.Fatalf("the duplicate started %d workers", second.Starts())
+	}
+	if _, err := e.cli.Delete(ctx, e.keys.Supervisor("dup")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deleted registration made again", func() bool { return e.get(e.keys.Supervisor("dup")) != "" })
 }
