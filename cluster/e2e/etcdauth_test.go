@@ -28,7 +28,9 @@ import (
 func TestSecurityWorkerEtcdCredentials(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	etcd, err := etcdembed.Start(ctx, etcdembed.Config{Dir: t.TempDir()})
+	// The lowest bcrypt cost: under the race detector every login
+	// would otherwise take seconds.
+	etcd, err := etcdembed.Start(ctx, etcdembed.Config{Dir: t.TempDir(), BcryptCost: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
