@@ -264,6 +264,9 @@ func runWorker(ctx context.Context, p *Program, args []string) error {
 		Slot: meta.Slot{Supervisor: *sup, Port: *port}, DataDir: *dataDir, Dev: *dev, TTL: *ttl,
 		Listen: *listen, HTTP: *httpAddr, MonitorToken: p.Getenv("SQUALL_MONITOR_TOKEN"), LogFile: lf.file.Path, Bundle: bundle,
 		Logger: log.With("pid", os.Getpid())})
+	// For a supervisor that adopted this worker (it is not its child, so
+	// it cannot read the exit status): why the worker ended.
+	meta.WriteExitCode(*dataDir, code)
 	if code != ExitOK || err != nil {
 		return exitError{code: code, err: err}
 	}

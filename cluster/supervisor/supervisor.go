@@ -516,6 +516,9 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 		case <-p.done:
 		}
 		uptime := s.clock.Now().Sub(p.rec.Started)
+		if code, ok := meta.ReadExitCode(s.slotDir(r.port), p.rec.Started); p.code == -1 && ok {
+			p.code = code // an adopted worker's, which is not this process's child
+		}
 		switch {
 		case p.code == meta.ExitSuperseded:
 			log.Info("supervisor: the worker was superseded by a newer one of its topology", "pid", p.rec.PID)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -270,4 +271,38 @@ func TestDuplicateIDRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the deleted registration made again", func() bool { return e.get(e.keys.Supervisor("dup")) != "" })
+}
+
+// TestAdoptedWorkerExitIsNotACrash: an adopted worker (not this
+// process's child) that exits reassigned, as it wrote in its exit-code
+// file, is started again without a crash report.
+func TestAdoptedWorkerExitIsNotACrash(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	script := "#!/bin/sh\ntrap 'echo " + strconv.Itoa(meta.ExitReassigned) + " > " + meta.ExitCodeFile + "; exit " +
+		strconv.Itoa(meta.ExitReassigned) + "' USR1\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n"
+	dg := e.artifact("t1", script)
+	_, stop1 := e.run("s1", dir, nil)
+	e.assign("t1", dg, meta.Slot{Supervisor: "s1", Port: 7000})
+	var pid int
+	eventually(t, "a worker started", func() bool { pid = pidOf(t, dir, 7000); return pid > 0 && alive(pid) })
+	killAtEnd(t, pid)
+	stop1()
+	s2, _ := e.run("s1", dir, nil)
+	time.Sleep(300 * time.Millisecond) // adopted
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	var pid2 int
+	eventually(t, "the adopted worker started again", func() bool {
+		pid2 = pidOf(t, dir, 7000)
+		return pid2 > 0 && pid2 != pid && alive(pid2)
+	})
+	killAtEnd(t, pid2)
+	if c := e.get(e.keys.Crash("t1", meta.Slot{Supervisor: "s1", Port: 7000})); c != "" {
+		t.Fatalf("a reassigned adopted worker was reported as a crash: %s", c)
+	}
+	if s2.Starts() != 1 {
+		t.Fatalf("%d starts, want 1", s2.Starts())
+	}
 }
