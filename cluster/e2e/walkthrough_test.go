@@ -140,16 +140,27 @@ func walkthroughEnv(environ []string, dir string) []string {
 	return append(env, "TMPDIR="+dir)
 }
 
-// requireFreePorts fails the test if a loopback port the walkthrough
-// names is taken: its ports are fixed, as on real hosts.
+// requireFreePorts fails the test if a host the walkthrough sets is not
+// 127.0.0.1 (tests use loopback only), or if a port it gives a host
+// ($X_HOST:port) is taken: its ports are fixed, as on real hosts.
 func requireFreePorts(t *testing.T, blocks []string) {
 	t.Helper()
+	text := strings.Join(blocks, "\n")
+	hosts := regexp.MustCompile(`\b([A-Z0-9_]+_HOST)=(\S+)`).FindAllStringSubmatch(text, -1)
+	if len(hosts) == 0 {
+		t.Fatal("the walkthrough sets no host (…_HOST=)")
+	}
+	for _, m := range hosts {
+		if m[2] != "127.0.0.1" {
+			t.Fatalf("the walkthrough sets %s=%s: on one machine every host must be 127.0.0.1", m[1], m[2])
+		}
+	}
 	ports := map[string]bool{}
-	for _, m := range regexp.MustCompile(`127\.0\.0\.1:(\d+)`).FindAllStringSubmatch(strings.Join(blocks, "\n"), -1) {
+	for _, m := range regexp.MustCompile(`(?:127\.0\.0\.1|_HOST):(\d+)`).FindAllStringSubmatch(text, -1) {
 		ports[m[1]] = true
 	}
 	if len(ports) == 0 {
-		t.Fatal("the walkthrough names no loopback port")
+		t.Fatal("the walkthrough names no port")
 	}
 	for _, p := range slices.Sorted(maps.Keys(ports)) {
 		ln, err := net.Listen("tcp", "127.0.0.1:"+p)
