@@ -95,6 +95,9 @@ type supervisorFlags struct {
 	listen    string
 	tokenFile string
 	certs     certFlags
+	// Fixed ports of the workers (supervisor.Config.FixedPorts).
+	fixedPorts    bool
+	monitorOffset int
 	// Isolation of the workers (supervisor.Isolation); zero values
 	// confine nothing.
 	workerUser         string
@@ -117,6 +120,8 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.StringVar(&s.listen, "listen", "127.0.0.1:0", "address of the workers' log server (GET /logs/{port}); empty: none")
 	fs.StringVar(&s.tokenFile, "token-file", "", "file holding the bearer token log requests may carry instead of a certificate")
 	s.certs.register(fs, "supervisor")
+	fs.BoolVar(&s.fixedPorts, "fixed-ports", false, "workers listen on fixed ports, to be firewalled: each slot's transport on --worker-host at the slot's port, its monitor at the port + --monitor-port-offset (default: free ports)")
+	fs.IntVar(&s.monitorOffset, "monitor-port-offset", supervisor.DefaultMonitorPortOffset, "with --fixed-ports: a slot's monitor port is its port plus this")
 	fs.StringVar(&s.workerUser, "worker-user", "", "user[:group] (names or numbers) the workers run as, with no supplementary groups; "+
 		"the supervisor must be root (default: the supervisor's own user)")
 	fs.Var(&s.workerMemory, "worker-memory", "memory limit of each worker: bytes, or with a unit (512MiB, 2GiB); "+
@@ -172,7 +177,7 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
 			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: token,
-		Bundle: bundle, WorkerHost: s.host, Isolation: iso}
+		Bundle: bundle, WorkerHost: s.host, FixedPorts: s.fixedPorts, MonitorPortOffset: s.monitorOffset, Isolation: iso}
 	if s.listen != "" {
 		ln, err := net.Listen("tcp", s.listen)
 		if err != nil {

@@ -37,6 +37,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -75,6 +76,7 @@ const (
 	DefaultMaxRestartBackoff = 30 * time.Second
 	DefaultPollInterval      = time.Second
 	DefaultPruneAfter        = 10 * time.Minute
+	DefaultMonitorPortOffset = 1000
 )
 
 // Config of a Supervisor.
@@ -105,6 +107,13 @@ type Config struct {
 	// WorkerHost is the host the workers listen on (their certificates
 	// name it).
 	WorkerHost string
+	// FixedPorts has each slot's worker listen on fixed ports, so that
+	// they can be firewalled (Storm's supervisor.slots.ports): its
+	// transport on WorkerHost at the slot's port, its monitor at the
+	// slot's port + MonitorPortOffset (default DefaultMonitorPortOffset).
+	// Otherwise workers take free ports.
+	FixedPorts        bool
+	MonitorPortOffset int
 	// StopWorkersOnExit stops the workers when Run returns (the dev
 	// command); otherwise they keep running, to be adopted.
 	StopWorkersOnExit bool
@@ -141,6 +150,17 @@ func (c Config) Validate() error {
 		return errors.New("supervisor: Config.Ports is empty: a supervisor needs at least one slot")
 	case c.TTL < 0 || c.Grace < 0 || c.MinUptime < 0 || c.RestartBackoff < 0 || c.MaxRestartBackoff < 0 || c.PollInterval < 0 || c.PruneAfter < 0:
 		return errors.New("supervisor: negative duration in Config")
+	}
+	if c.FixedPorts {
+		if c.WorkerHost == "" {
+			return errors.New("supervisor: FixedPorts needs a WorkerHost")
+		}
+		off := cmp.Or(c.MonitorPortOffset, DefaultMonitorPortOffset)
+		for _, p := range c.Ports {
+			if p+off > 65535 || p+off < 1 {
+				return fmt.Errorf("supervisor: slot %d's monitor port %d (MonitorPortOffset %d) is out of range", p, p+off, off)
+			}
+		}
 	}
 	if err := meta.CheckName("supervisor", c.ID); err != nil {
 		return fmt.Errorf("supervisor: %w", err)
@@ -594,6 +614,11 @@ func (s *Supervisor) start(ctx context.Context, r *slotRun) (*proc, error) {
 	args := append([]string{"worker", "--topology", r.work.Topology, "--supervisor", s.cfg.ID,
 		"--port", strconv.Itoa(r.port), "--data-dir", dir, "--log-file", filepath.Join(dir, WorkerLogFile), "--log-format", "json"},
 		s.cfg.WorkerArgs...)
+	if s.cfg.FixedPorts {
+		// After WorkerArgs: the last --listen and --http win.
+		args = append(args, "--listen", net.JoinHostPort(s.cfg.WorkerHost, strconv.Itoa(r.port)),
+			"--http", net.JoinHostPort(s.cfg.WorkerHost, strconv.Itoa(r.port+cmp.Or(s.cfg.MonitorPortOffset, DefaultMonitorPortOffset))))
+	}
 	var certs string
 	if s.cfg.Bundle != nil {
 		if certs, err = s.issueWorker(r.work.Topology, r.port); err != nil {

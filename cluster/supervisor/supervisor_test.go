@@ -306,3 +306,24 @@ func TestAdoptedWorkerExitIsNotACrash(t *testing.T) {
 		t.Fatalf("%d starts, want 1", s2.Starts())
 	}
 }
+
+// TestFixedPorts: with FixedPorts a slot's worker is told to listen on
+// the slot's port (transport) and on the port + MonitorPortOffset
+// (monitor), after the other arguments so that they win.
+func TestFixedPorts(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	e.run("s1", dir, func(c *Config) {
+		c.WorkerArgs = []string{"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}
+		c.WorkerHost, c.FixedPorts, c.MonitorPortOffset = "127.0.0.1", true, 500
+	})
+	e.assign("t1", e.artifact("t1", sleeper), meta.Slot{Supervisor: "s1", Port: 7001})
+	eventually(t, "the worker's arguments", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "workers", "7001", "args"))
+		return strings.HasSuffix(strings.TrimSpace(string(b)), "--listen 127.0.0.1:7001 --http 127.0.0.1:7501")
+	})
+	killAtEnd(t, pidOf(t, dir, 7001))
+	if err := (Config{Client: e.cli, DataDir: dir, ID: "x", Ports: []int{65500}, FixedPorts: true, WorkerHost: "h"}).Validate(); err == nil {
+		t.Fatal("a monitor port beyond 65535 was accepted")
+	}
+}
