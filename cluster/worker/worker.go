@@ -297,6 +297,18 @@ func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignme
 			w.log.Warn("worker: stopping the topology", "err", err)
 		}
 	}
+	// abandon stops without draining: once the topology was placed anew
+	// or another worker owns it, the batches in flight can only fail (the
+	// new owner generation fences them, and their trees may wait on a
+	// worker that is gone), so waiting for them only delays the new
+	// epoch's start.
+	abandon := func() {
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		cancel()
+		if err := r.Stop(sctx); err != nil && !errors.Is(err, context.Canceled) {
+			w.log.Warn("worker: stopping the topology", "err", err)
+		}
+	}
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus()
 	if master {
@@ -332,7 +344,7 @@ func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignme
 				continue
 			}
 			stopStatus()
-			stop()
+			abandon()
 			if master && rec.Epoch == a.Epoch {
 				w.log.Warn("worker: another worker took the master's share over; exiting", "generation", rec.Generation)
 				return meta.ExitSuperseded, nil
@@ -350,7 +362,7 @@ func (w *worker) serve(ctx context.Context, r *trident.Running, a *meta.Assignme
 			if next.Epoch != a.Epoch {
 				w.log.Info("worker: the topology was reassigned; stopping this epoch's worker", "next_epoch", next.Epoch)
 				stopStatus()
-				stop()
+				abandon()
 				return meta.ExitReassigned, nil
 			}
 			if want := next.Status != meta.Inactive; want != active {
