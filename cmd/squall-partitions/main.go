@@ -54,6 +54,7 @@ type config struct {
 	mutant    string
 	keep      bool
 	kinds     []nemesis.Kind // nil: every kind
+	lostReply float64        // per timeline write, chance of an answer lost after it landed
 	bound     time.Duration  // heal → first commit
 	catchUp   time.Duration
 }
@@ -71,6 +72,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.mutant, "mutant", getenv("PARTITION_MUTANT"), "build a broken program the harness must catch: forgetful or unfenced ($PARTITION_MUTANT)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the logs of passing schedules too")
 	kinds := fs.String("kinds", getenv("PARTITION_KINDS"), "comma-separated fault kinds the episodes draw from ($PARTITION_KINDS; default: all)")
+	fs.Float64Var(&c.lostReply, "lost-replies", 0.1, "per timeline write, the chance that its answer is lost after it landed "+
+		"(the workload's ROOMPRESENCE_FAULT_WRITE, at most 3 per worker process): batches replay over their own writes")
 	fs.DurationVar(&c.bound, "bound", 60*time.Second, "liveness: longest time from a heal to the next commit")
 	fs.DurationVar(&c.catchUp, "catch-up", 4*time.Minute, "liveness: longest time to commit every record after the last part")
 	if err := fs.Parse(args); err != nil {
@@ -99,7 +102,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if _, ok := mutantTags[c.mutant]; !ok {
 		return c, fmt.Errorf("-mutant %q: want forgetful or unfenced", c.mutant)
 	}
-	if c.schedules < 1 || c.episodes < 1 || c.events < 100 || c.bound <= 0 || c.catchUp <= 0 {
+	if c.schedules < 1 || c.episodes < 1 || c.events < 100 || c.lostReply < 0 || c.lostReply > 1 || c.bound <= 0 || c.catchUp <= 0 {
 		return c, errors.New("-schedules and -episodes must be positive, -events at least 100, the bounds positive")
 	}
 	return c, nil
