@@ -176,21 +176,44 @@ func submitted(out, topology string) []string {
 }
 
 // workerLine is a line of `pgrep -af <dir>/artifacts/`: a worker process.
-var workerLine = regexp.MustCompile(`(?m)^(\d+) \S*/(supervisor\d)/artifacts/([0-9a-f]{64}) worker --topology (\S+) `)
+var (
+	workerLine   = regexp.MustCompile(`(?m)^(\d+) \S*/(supervisor\d)/artifacts/([0-9a-f]{64}) worker .*$`)
+	workerPort   = regexp.MustCompile(` --port (\d+)`)
+	workerListen = regexp.MustCompile(` --listen \S+:(\d+)`)
+)
 
 // workerProc is a worker as pgrep showed it.
 type workerProc struct {
 	pid        int
 	supervisor string
 	artifact   string
+	slot       int // --port
+	listen     int // the port of its last --listen (the one it uses)
 }
 
 // pgrepWorkers returns the worker lines of out, in order.
 func pgrepWorkers(out string) []workerProc {
 	var ws []workerProc
 	for _, m := range workerLine.FindAllStringSubmatch(out, -1) {
-		pid, _ := strconv.Atoi(m[1])
-		ws = append(ws, workerProc{pid: pid, supervisor: m[2], artifact: m[3]})
+		w := workerProc{supervisor: m[2], artifact: m[3]}
+		w.pid, _ = strconv.Atoi(m[1])
+		if p := workerPort.FindStringSubmatch(m[0]); p != nil {
+			w.slot, _ = strconv.Atoi(p[1])
+		}
+		if l := workerListen.FindAllStringSubmatch(m[0], -1); l != nil {
+			w.listen, _ = strconv.Atoi(l[len(l)-1][1])
+		}
+		ws = append(ws, w)
 	}
 	return ws
+}
+
+func TestPgrepWorkers(t *testing.T) {
+	out := "noise\n1234 /w/supervisor2/artifacts/" + strings.Repeat("ab", 32) + " worker --topology wordcount --supervisor supervisor2 " +
+		"--port 22720 --data-dir /w/supervisor2/workers/22720 --listen 127.0.0.1:0 --http 127.0.0.1:0 --listen 127.0.0.1:22720 --http 127.0.0.1:23720\n"
+	ws := pgrepWorkers(out)
+	want := workerProc{pid: 1234, supervisor: "supervisor2", artifact: strings.Repeat("ab", 32), slot: 22720, listen: 22720}
+	if len(ws) != 1 || ws[0] != want {
+		t.Fatalf("pgrepWorkers = %+v, want %+v", ws, want)
+	}
 }

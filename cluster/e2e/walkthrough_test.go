@@ -142,7 +142,10 @@ func walkthroughEnv(environ []string, dir string) []string {
 
 // requireFreePorts fails the test if a host the walkthrough sets is not
 // 127.0.0.1 (tests use loopback only), or if a port it gives a host
-// ($X_HOST:port) is taken: its ports are fixed, as on real hosts.
+// ($X_HOST:port) or a supervisor's workers is taken: its ports are fixed,
+// as on real hosts. A supervisor's X_SLOT=P is its first slot of two,
+// whose workers listen at P and P+1 and their monitors 1000 above (the
+// default --monitor-port-offset).
 func requireFreePorts(t *testing.T, blocks []string) {
 	t.Helper()
 	text := strings.Join(blocks, "\n")
@@ -158,6 +161,12 @@ func requireFreePorts(t *testing.T, blocks []string) {
 	ports := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?:127\.0\.0\.1|_HOST):(\d+)`).FindAllStringSubmatch(text, -1) {
 		ports[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\b[A-Z0-9_]+_SLOT=(\d+)`).FindAllStringSubmatch(text, -1) {
+		first, _ := strconv.Atoi(m[1])
+		for _, p := range []int{first, first + 1, first + 1000, first + 1001} {
+			ports[strconv.Itoa(p)] = true
+		}
 	}
 	if len(ports) == 0 {
 		t.Fatal("the walkthrough names no port")
@@ -275,11 +284,14 @@ func checkWalkthroughOutput(t *testing.T, dir, out string) {
 	}
 
 	// The workers pgrep showed run from the artifacts, with the pids list
-	// reported.
+	// reported, listening at their slots' ports.
 	ws := pgrepWorkers(out)
 	byArtifact := map[string][]int{}
 	for _, w := range ws {
 		byArtifact[w.artifact] = append(byArtifact[w.artifact], w.pid)
+		if w.slot == 0 || w.listen != w.slot {
+			t.Errorf("worker pid %d of slot %d listens on port %d, want its slot's (--fixed-ports)", w.pid, w.slot, w.listen)
+		}
 	}
 	if len(byArtifact) != 2 {
 		t.Errorf("pgrep showed workers of %d artifacts, want 2 (before and after the upgrade): %+v", len(byArtifact), ws)
