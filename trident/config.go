@@ -57,6 +57,19 @@ type Config struct {
 	// no limit (Storm's behaviour: replay forever).
 	MaxAttempts int
 
+	// RequireDurableState refuses, when a task opens it, a persistent
+	// state whose data lives only in the process's memory
+	// (state.Volatile: OpaqueMemory and the other memory factories): the
+	// topology halts with an error wrapping ErrVolatileState. A cluster's
+	// workers set it, since a restarted worker would count from zero
+	// again; AllowVolatileState overrides it.
+	RequireDurableState bool
+
+	// AllowVolatileState accepts memory state even where durable state is
+	// required (a demonstration, a test whose counts do not matter):
+	// what it holds is lost whenever a worker restarts.
+	AllowVolatileState bool
+
 	// RetryBackoff is the wait before a failed batch is replayed, after
 	// the first failure since the last commit; every further failure
 	// doubles it, up to MaxRetryBackoff, and each wait is jittered down by

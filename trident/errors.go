@@ -18,6 +18,10 @@ var ErrInvalid = errors.New("trident: invalid topology or config")
 // stops for good. It is never retried: only the newest owner commits.
 var ErrSuperseded = state.ErrFenced
 
+// ErrVolatileState is matched by Running.Err when a task opened state
+// kept in memory only while Config.RequireDurableState was set.
+var ErrVolatileState = errors.New("trident: state in memory only where durable state is required")
+
 // ErrAttemptLimit is matched by the error that halts a topology whose batch
 // failed Config.MaxAttempts times.
 var ErrAttemptLimit = runtime.ErrAttemptLimit

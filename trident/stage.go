@@ -112,6 +112,11 @@ func (s *stageTask) Open(ctx context.Context, task *runtime.Task) error {
 					return err
 				}
 			}
+			if s.cfg.RequireDurableState && !s.cfg.AllowVolatileState && state.IsVolatile(p.state()) {
+				task.Halt(fmt.Errorf("%w: the state of node %d keeps its data in this process's memory, lost when a worker restarts; "+
+					"use a durable store (state/bolt, state/cassandra) or set Config.AllowVolatileState", ErrVolatileState, n.id))
+				return nil
+			}
 			s.persist[n] = p
 		}
 	}

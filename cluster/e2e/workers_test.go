@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -159,5 +160,26 @@ func TestWorkersPublishTheirErrors(t *testing.T) {
 	// no logger.
 	if code, body := get("GET", "/api/v1/logs?q=error+reported"); code != http.StatusOK || !strings.Contains(body, "a reported error") {
 		t.Fatalf("the topology's log records in the worker's log: %d %s", code, body)
+	}
+}
+
+// TestMemoryStateRefusedOnTheCluster: a topology whose state is in
+// memory only (not opted in with AllowVolatileState) does not run on the
+// cluster: its worker halts with an error that says why and what to do.
+func TestMemoryStateRefusedOnTheCluster(t *testing.T) {
+	c := newCluster(t, 2*time.Second, "TESTPROG_DURABLE=0")
+	c.nimbus("n1")
+	dir := t.TempDir()
+	c.supervisor("s1", dir, 8100)
+	c.leader(60*time.Second, "")
+	c.submit("wordcount")
+	if err := eventually(60*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "workers", "8100", "worker.log"))
+		return strings.Contains(string(b), "AllowVolatileState")
+	}); err != nil {
+		t.Fatalf("the worker did not refuse its memory state: %v", err)
+	}
+	if st, err := c.cli.Get(context.Background(), c.keys.Status("wordcount")); err == nil && len(st.Kvs) > 0 {
+		t.Fatalf("a topology with memory state committed: %s", st.Kvs[0].Value)
 	}
 }

@@ -211,6 +211,9 @@ func (w *worker) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("worker: building topology %s: %w", name, err)
 	}
+	// A restarted worker must find its state again: memory state is
+	// refused unless the topology says it accepts losing it.
+	tcfg.RequireDurableState = true
 	if tcfg.Topology.Logger == nil {
 		// The topology logs where the worker does unless Build chose
 		// otherwise: in a cluster nothing else would show its records.

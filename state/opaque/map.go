@@ -168,3 +168,7 @@ func (m *Map[V]) behind(c *core.Call[record], i int, err error) error {
 	}
 	return err
 }
+
+// Volatile reports whether the backing map keeps its data in memory only
+// (state.Volatile).
+func (m *Map[V]) Volatile() bool { return m.store.Volatile() }

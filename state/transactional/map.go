@@ -156,3 +156,7 @@ func (m *Map[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) error
 	}
 	return c.Flush(ctx)
 }
+
+// Volatile reports whether the backing map keeps its data in memory only
+// (state.Volatile).
+func (m *Map[V]) Volatile() bool { return m.store.Volatile() }

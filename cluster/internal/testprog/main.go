@@ -69,6 +69,10 @@ func build(name string) func(squall.Env) (*trident.Topology, trident.Config, err
 		env.CloseAtStop(closeMarker(filepath.Join(env.DataDir, "closed-at-stop")))
 		// A nil Store: the cluster's etcd, or the dev default.
 		cfg := trident.Config{BatchEmitInterval: 20 * time.Millisecond}
+		// The counts are kept in memory, lost at every worker restart: the
+		// process tests check the cluster's behaviour, not the counts
+		// (TESTPROG_DURABLE=0 leaves it refused, as any topology would be).
+		cfg.AllowVolatileState = os.Getenv("TESTPROG_DURABLE") != "0"
 		// Batches lost with a worker of another share time out and replay
 		// within seconds rather than the default 30s.
 		cfg.Topology.MessageTimeout = 3 * time.Second

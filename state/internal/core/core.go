@@ -287,3 +287,7 @@ func (c *Call[R]) Name() string { return c.s.Name }
 
 // Key returns keys[i].
 func (c *Call[R]) Key(i int) state.Key { return c.keys[i] }
+
+// Volatile reports whether the backing map keeps its data in memory only
+// (state.Volatile).
+func (s *Store[R]) Volatile() bool { return state.IsVolatile(s.Backing) }
