@@ -42,7 +42,14 @@ func serveDRPC(s *drpc.Server, addr string) (stop func(), url string, err error)
 	if err != nil {
 		return nil, "", fmt.Errorf("--drpc: %w", err)
 	}
-	srv := s.HTTPServer(nil)
+	// Host allowlist and cross-origin protection; callers on loopback
+	// only (no Authenticator: see drpc.GuardConfig).
+	h, err := s.Guarded(drpc.GuardConfig{})
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	srv := s.HTTPServer(h)
 	go srv.Serve(ln)
 	return func() { srv.Close() }, "http://" + ln.Addr().String(), nil
 }
