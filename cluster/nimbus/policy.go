@@ -70,10 +70,7 @@ func defaultPolicy(id httpguard.Identity, action Action, spec *meta.Spec) error 
 		return fmt.Errorf("%w: %s may not %s topologies (clients and admins only)", ErrForbidden, id, action)
 	}
 	if spec == nil || spec.Topology == "" {
-		if action == ActionSubmit {
-			return nil
-		}
-		return nil // not found: the action itself answers 404
+		return nil // a new topology (submit), or none (the action answers 404)
 	}
 	if spec.Owner != "" && spec.Owner != id.String() {
 		return fmt.Errorf("%w: topology %s belongs to %s; %s may not %s it (its owner or an admin may)", ErrForbidden,
