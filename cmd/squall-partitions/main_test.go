@@ -60,7 +60,7 @@ func TestFiguresByKind(t *testing.T) {
 		{Episodes: []episodeResult{{Kinds: []nemesis.Kind{nemesis.Split}, ToCommit: s(3), Live: true},
 			{Kinds: []nemesis.Kind{nemesis.Freeze, nemesis.Kill}, ToCommit: s(10), Live: true}}},
 		{Episodes: []episodeResult{{Kinds: []nemesis.Kind{nemesis.Split}, ToCommit: s(1), Live: true},
-			{Kinds: []nemesis.Kind{nemesis.Split}, Live: false}, {Kinds: []nemesis.Kind{nemesis.Kill}, ToCommit: s(2), Live: true}}},
+			{Kinds: []nemesis.Kind{nemesis.Split}, Live: false}, {Kinds: []nemesis.Kind{nemesis.Kill, nemesis.Kill}, ToCommit: s(2), Live: true}}},
 	}
 	got := map[nemesis.Kind]kindFigures{}
 	for _, f := range figuresByKind(rs) {

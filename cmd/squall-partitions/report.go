@@ -54,12 +54,15 @@ type kindFigures struct {
 }
 
 // figuresByKind groups the episodes' times by each kind they held (an
-// episode with a second fault counts for both kinds).
+// episode with a second fault of another kind counts for both kinds).
 func figuresByKind(results []result) []kindFigures {
 	by := map[nemesis.Kind]*kindFigures{}
 	for _, r := range results {
 		for _, e := range r.Episodes {
-			for _, k := range e.Kinds {
+			for i, k := range e.Kinds {
+				if slices.Contains(e.Kinds[:i], k) {
+					continue // a kill during a kill counts once
+				}
 				f := by[k]
 				if f == nil {
 					f = &kindFigures{Kind: k}
