@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/clock"
@@ -24,6 +25,12 @@ func (m *master) persist(st coord.State) bool {
 	}
 	rec.Failures = failureCounts(st)
 	v, err := m.store.SwapCoordinator(m.ctx, m.status.owner, m.version, rec)
+	if errors.Is(err, coordstore.ErrConflict) {
+		// An earlier try may have landed and reported an error (a lost
+		// answer): then the stored record is the one written, and the
+		// master goes on from its version rather than crashing.
+		v, err = m.landed(rec, err)
+	}
 	if err != nil {
 		m.retryOrCrash(fmt.Errorf("persisting the coordinator: %w", err))
 		return false
@@ -31,6 +38,21 @@ func (m *master) persist(st coord.State) bool {
 	m.version = v
 	m.status.SetCommitted(st.Committed)
 	return true
+}
+
+// landed reads the coordinator's record after a version conflict and
+// returns its version if it is rec, the record this master meant to
+// write; otherwise the conflict stands (another coordinator owns the
+// stream).
+func (m *master) landed(rec coordstore.Record, conflict error) (coordstore.Version, error) {
+	stored, v, err := m.store.LoadCoordinator(m.ctx, m.name)
+	if err != nil {
+		return 0, errors.Join(conflict, err)
+	}
+	if stored.Committed != rec.Committed || !maps.Equal(stored.Attempts, rec.Attempts) || !maps.Equal(stored.Failures, rec.Failures) {
+		return 0, conflict
+	}
+	return v, nil
 }
 
 func (m *master) announce(a txn.Attempt) {
