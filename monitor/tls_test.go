@@ -2,15 +2,10 @@ package monitor_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -18,53 +13,9 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/internal/httpguard"
+	"github.com/squallstream/squall/internal/testpki"
 	"github.com/squallstream/squall/monitor"
 )
-
-// testCA issues the certificates of the mutual-TLS test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue returns a certificate for 127.0.0.1 whose OU is role.
-func (ca *testCA) issue(t *testing.T, role, name string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:   pkix.Name{CommonName: name, OrganizationalUnit: []string{role}},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 func roleOfOU(chain []*x509.Certificate) (httpguard.Identity, error) {
 	c := chain[0]
@@ -79,11 +30,16 @@ func roleOfOU(chain []*x509.Certificate) (httpguard.Identity, error) {
 // unauthenticated (a TLS connection is never anonymous), and reads need
 // a certificate too.
 func TestMutualTLSIdentities(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testpki.NewCA(t, "test CA")
+	// issue returns a certificate for 127.0.0.1 whose OU is role.
+	issue := func(role, name string) tls.Certificate {
+		return ca.Issue(t, testpki.Options{CommonName: name, OrganizationalUnit: role,
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, Client: true, Server: true})
+	}
 	s, err := monitor.Start(monitor.NewRegistry(), monitor.Config{
 		Authenticator: httpguard.PeerCertificate(roleOfOU),
-		TLS: &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "worker", "127.0.0.1")},
-			ClientCAs: ca.pool, ClientAuth: tls.VerifyClientCertIfGiven},
+		TLS: &tls.Config{Certificates: []tls.Certificate{issue("worker", "127.0.0.1")},
+			ClientCAs: ca.Pool(), ClientAuth: tls.VerifyClientCertIfGiven},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +54,7 @@ func TestMutualTLSIdentities(t *testing.T) {
 	}
 	get := func(path string, cert *tls.Certificate) int {
 		t.Helper()
-		cfg := &tls.Config{RootCAs: ca.pool}
+		cfg := &tls.Config{RootCAs: ca.Pool()}
 		if cert != nil {
 			cfg.Certificates = []tls.Certificate{*cert}
 		}
@@ -112,7 +68,7 @@ func TestMutualTLSIdentities(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode
 	}
-	admin, worker := ca.issue(t, "admin", "alice"), ca.issue(t, "worker", "w1")
+	admin, worker := issue("admin", "alice"), issue("worker", "w1")
 	for _, tc := range []struct {
 		path string
 		cert *tls.Certificate

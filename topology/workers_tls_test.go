@@ -2,98 +2,39 @@ package topology
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/squallstream/squall/internal/testpki"
 	"github.com/squallstream/squall/transport"
 )
 
 // clusterCA is a certificate authority made for one test, as a cluster's
-// CA would sign its workers' certificates: ECDSA P-256, each worker's
+// CA would sign its workers' certificates (testpki.CA): each worker's
 // common name "<topology>/<worker>", valid for 127.0.0.1.
-type clusterCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
+type clusterCA struct{ *testpki.CA }
 
-func newClusterCA(t testing.TB) *clusterCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cluster CA"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &clusterCA{cert: cert, key: key, pool: pool}
-}
+func newClusterCA(t testing.TB) clusterCA { return clusterCA{testpki.NewCA(t, "cluster CA")} }
 
-func (ca *clusterCA) issue(t testing.TB, cn string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+func (ca clusterCA) issue(t testing.TB, cn string) tls.Certificate {
+	return ca.Issue(t, testpki.Options{CommonName: cn, Server: true, Client: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}})
 }
 
 // mutualTLS returns a workers.tune that runs every worker's connections
 // over mutual TLS with a certificate of its own, accepting peers whose
 // certificates name a worker of the same topology.
-func (ca *clusterCA) mutualTLS(t testing.TB, topology string) func(WorkerID, *WorkerSpec) {
-	verify := func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("no certificate")
-		}
-		if cn := cs.PeerCertificates[0].Subject.CommonName; !strings.HasPrefix(cn, topology+"/") {
-			return fmt.Errorf("certificate of %q, not a worker of %s", cn, topology)
-		}
-		return nil
-	}
+func (ca clusterCA) mutualTLS(t testing.TB, topology string) func(WorkerID, *WorkerSpec) {
+	verify := testpki.CommonNamePrefix(topology + "/")
 	return func(w WorkerID, spec *WorkerSpec) {
 		cert := ca.issue(t, topology+"/"+string(w))
-		spec.Server.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert,
-			ClientCAs: ca.pool, MinVersion: tls.VersionTLS13}
-		spec.Client.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: ca.pool, MinVersion: tls.VersionTLS13}
+		spec.Server.TLS, spec.Client.TLS = ca.ServerConfig(cert), ca.ClientConfig(&cert)
 		spec.Server.VerifyPeer, spec.Client.VerifyPeer = verify, verify
 	}
 }
@@ -125,7 +66,7 @@ func TestWorkersOverMutualTLS(t *testing.T) {
 	stranger := ca.issue(t, "other/b")
 	b := ws.running["b"]
 	cli, err := transport.NewClient(t.Context(), transport.ClientConfig{Topology: ws.name, Worker: "x", Peer: "b",
-		Addr: b.Addr().String(), TLS: &tls.Config{Certificates: []tls.Certificate{stranger}, RootCAs: ca.pool}})
+		Addr: b.Addr().String(), TLS: &tls.Config{Certificates: []tls.Certificate{stranger}, RootCAs: ca.Pool()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,117 +3,41 @@ package transport
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
-	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/squallstream/squall/internal/testpki"
 )
 
-// testCA is a certificate authority made for one test: ECDSA P-256, valid
-// for an hour, as a cluster CA would sign worker certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
+// testCA is a certificate authority made for one test, as a cluster CA
+// would sign worker certificates (testpki.CA).
+type testCA struct{ *testpki.CA }
 
-func newTestCA(t testing.TB, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
+func newTestCA(t testing.TB, name string) *testCA { return &testCA{testpki.NewCA(t, name)} }
 
 // issue returns a certificate for a worker: its common name is cn, and it
 // is valid for 127.0.0.1 as a server and as a client.
 func (ca *testCA) issue(t testing.TB, cn string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return ca.Issue(t, testpki.Options{CommonName: cn, Server: true, Client: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}})
 }
 
 // serverTLS is the mutual-TLS config of a server with cert, accepting
 // clients whose certificates ca signed.
-func (ca *testCA) serverTLS(cert tls.Certificate) *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert,
-		ClientCAs: ca.pool, MinVersion: tls.VersionTLS13}
-}
+func (ca *testCA) serverTLS(cert tls.Certificate) *tls.Config { return ca.ServerConfig(cert) }
 
 // clientTLS is the mutual-TLS config of a client with cert (none if
 // nil), trusting servers whose certificates ca signed.
-func (ca *testCA) clientTLS(cert *tls.Certificate) *tls.Config {
-	c := &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS13}
-	if cert != nil {
-		c.Certificates = []tls.Certificate{*cert}
-	}
-	return c
-}
+func (ca *testCA) clientTLS(cert *tls.Certificate) *tls.Config { return ca.ClientConfig(cert) }
 
 // peerNamed is a VerifyPeer that accepts only a peer whose certificate's
 // common name starts with prefix: how a cluster would check that a peer
 // is a worker of its topology and epoch.
 func peerNamed(prefix string) func(tls.ConnectionState) error {
-	return func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("no certificate")
-		}
-		if cn := cs.PeerCertificates[0].Subject.CommonName; !strings.HasPrefix(cn, prefix) {
-			return fmt.Errorf("certificate of %q, not a worker of %q", cn, prefix)
-		}
-		return nil
-	}
+	return testpki.CommonNamePrefix(prefix)
 }
 
 // logRecords is a slog.Handler that keeps every record, for tests that
