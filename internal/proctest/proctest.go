@@ -44,9 +44,10 @@ type Cluster struct {
 	// (nimbus/, supervisor/, admin/).
 	Certs string
 
-	mu    sync.Mutex
-	procs []*Proc
-	dirs  []string // supervisor data dirs, for the cleanup of workers
+	mu       sync.Mutex
+	stopOnce sync.Once
+	procs    []*Proc
+	dirs     []string // supervisor data dirs, for the cleanup of workers
 }
 
 // New returns a cluster of bin's processes under keys (its prefix is
@@ -142,6 +143,9 @@ func (c *Cluster) Supervisor(id, dir string, firstPort int, ttl time.Duration) *
 	c.mu.Lock()
 	c.dirs = append(c.dirs, dir)
 	c.mu.Unlock()
+	// Registered after dir was made (a t.TempDir, say): cleanups run last
+	// registered first, so the processes stop before dir is removed.
+	c.T.Cleanup(func() { c.stopOnce.Do(c.stop) })
 	return c.Start("supervisor "+id, "supervisor", "--id", id, "--data-dir", dir, "--slots", "2",
 		"--first-port", strconv.Itoa(firstPort), "--ttl", ttl.String(), "--min-uptime", "2s", "--grace", "5s")
 }
@@ -173,6 +177,17 @@ func (c *Cluster) Procs() []*Proc {
 // cleanup kills every process and worker, prints the logs of a failed
 // test and removes the cluster's keys.
 func (c *Cluster) cleanup() {
+	c.stopOnce.Do(c.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Cli.Delete(ctx, c.Keys.Prefix+"/", clientv3.WithPrefix())
+}
+
+// stop kills every process and worker of the cluster and, when the test
+// failed, prints their logs. It runs once, before the directories the
+// test made for the supervisors are removed (see Supervisor), so that no
+// worker writes in a directory being removed.
+func (c *Cluster) stop() {
 	c.mu.Lock()
 	procs, dirs := c.procs, c.dirs
 	c.mu.Unlock()
@@ -196,9 +211,6 @@ func (c *Cluster) cleanup() {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c.Cli.Delete(ctx, c.Keys.Prefix+"/", clientv3.WithPrefix())
 }
 
 // WorkerPIDs lists the workers known from the supervisors' pid files and
