@@ -75,12 +75,7 @@ func (e *etcdFlags) register(fs *flag.FlagSet) {
 }
 
 func (e *etcdFlags) validate() error {
-	var eps []string
-	for _, s := range strings.Split(e.endpoints, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			eps = append(eps, s)
-		}
-	}
+	eps := e.endpointList()
 	switch {
 	case len(eps) == 0:
 		return errors.New("--etcd-endpoints is empty")
@@ -96,15 +91,7 @@ func (e *etcdFlags) validate() error {
 	return nil
 }
 
-func (e *etcdFlags) endpointList() []string {
-	var eps []string
-	for _, s := range strings.Split(e.endpoints, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			eps = append(eps, s)
-		}
-	}
-	return eps
-}
+func (e *etcdFlags) endpointList() []string { return splitList(e.endpoints) }
 
 // client connects to etcd.
 func (e *etcdFlags) client() (*clientv3.Client, error) {

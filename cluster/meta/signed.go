@@ -24,7 +24,7 @@ func (a Assignment) Unsigned() Assignment {
 
 // Sign signs the assignment with a nimbus's bundle.
 func (a *Assignment) Sign(b *pki.Bundle) error {
-	s, err := b.Sign(a.Unsigned().SigningBytes())
+	s, err := b.Sign(a.SigningBytes()) // SigningBytes leaves the signature out
 	if err != nil {
 		return err
 	}
