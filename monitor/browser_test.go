@@ -19,7 +19,7 @@ import (
 
 	"github.com/squallstream/squall/monitor"
 	"github.com/squallstream/squall/monitor/logfile"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // The browser test drives a real headless Chromium (Debian's chromium
@@ -173,7 +173,7 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	txid1, batches1 := counter(t, first, "committed txid"), counter(t, first, "batches committed")
-	if err := r.WaitCommitted(ctx, state.TxID(txid1+2)); err != nil {
+	if err := r.WaitCommitted(ctx, txn.TxID(txid1+2)); err != nil {
 		t.Fatal(err)
 	}
 	second := b.dom(ctx, page)

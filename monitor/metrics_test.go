@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/squallstream/squall/monitor"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // scrape gets /metrics and parses it with the Prometheus text parser.
@@ -168,7 +168,7 @@ func TestMetricsMoveAsBatchesCommit(t *testing.T) {
 	}
 
 	// Three more commits move the counters.
-	if err := r.WaitCommitted(ctx, state.TxID(txid)+3); err != nil {
+	if err := r.WaitCommitted(ctx, txn.TxID(txid)+3); err != nil {
 		t.Fatal(err)
 	}
 	after := scrape(t, ts)

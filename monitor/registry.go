@@ -13,6 +13,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/txn"
 )
 
 // Topology is what the monitor needs from a running topology; both
@@ -32,7 +33,7 @@ type Topology interface {
 // Batches is what a Trident topology adds to Topology; the registry finds
 // it by type assertion. *trident.Running implements it.
 type Batches interface {
-	Committed() state.TxID
+	Committed() txn.TxID
 	FailedAttempts() uint64
 	Rejected() uint64
 	Quarantined() uint64

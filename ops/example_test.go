@@ -9,6 +9,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Word counts and sums in opaque state, with a query stream that reads
@@ -67,7 +68,7 @@ func ExampleMax() {
 func ExampleFirstN() {
 	top := ops.FirstN[float64](2, "score", true)
 	out := printer{ops.Debug("top", os.Stdout)}
-	acc, _ := top.Init(trident.Attempt{TxID: 1}, out)
+	acc, _ := top.Init(txn.Attempt{TxID: 1}, out)
 	for _, row := range [][]any{{"ann", 7.5}, {"bob", 9}, {"cy", nil}, {"dee", 8}} {
 		acc, _ = top.Aggregate(acc, trident.NewTuple(trident.Fields{"name", "score"}, row...), out)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/txn"
 )
 
 // FirstN returns the aggregator behind Trident's FirstN with a sort field:
@@ -89,7 +90,7 @@ type ranked[V any] struct {
 }
 
 // Init returns an empty ranking.
-func (f firstN[V]) Init(trident.Attempt, trident.Collector) (*Ranking[V], error) {
+func (f firstN[V]) Init(txn.Attempt, trident.Collector) (*Ranking[V], error) {
 	return &Ranking[V]{by: f, heap: make([]ranked[V], 0, min(f.n, 64))}, nil
 }
 

@@ -11,13 +11,14 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/txn"
 )
 
 // runFirstN runs one aggregation over rows of the given fields and
 // returns the emitted tuples.
 func runFirstN[V any](agg trident.Aggregator[*Ranking[V]], fields string, rows [][]any) ([][]any, error) {
 	out := &recorder{}
-	acc, err := agg.Init(trident.Attempt{TxID: 1}, out)
+	acc, err := agg.Init(txn.Attempt{TxID: 1}, out)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func TestFirstNRejectsTheSameTuplesInAnyOrder(t *testing.T) {
 	for _, order := range [][]int{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {1, 3, 0, 4, 2}} {
 		agg := FirstN[int64](2, "score", false)
 		out := &recorder{}
-		acc, _ := agg.Init(trident.Attempt{TxID: 1}, out)
+		acc, _ := agg.Init(txn.Attempt{TxID: 1}, out)
 		var rejected []any
 		for _, i := range order {
 			next, err := agg.Aggregate(acc, tup("id score", rows[i]...), out)
@@ -284,7 +285,7 @@ func TestFirstNMatchesStableSort(t *testing.T) {
 func TestFirstNKeepsCopies(t *testing.T) {
 	agg := Take(1)
 	out := &recorder{}
-	acc, _ := agg.Init(trident.Attempt{TxID: 1}, out)
+	acc, _ := agg.Init(txn.Attempt{TxID: 1}, out)
 	vals := []any{"a", 1}
 	acc, _ = agg.Aggregate(acc, trident.NewTuple(trident.Fields{"id", "score"}, vals...), out)
 	vals[0] = "changed" // the runtime reuses tuple memory after the call

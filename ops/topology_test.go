@@ -19,6 +19,7 @@ import (
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // tuples on every attempt, and empty batches after the list.
 type batches [][][]any
 
-func (b batches) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (b batches) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	if i := int(a.TxID) - 1; i < len(b) {
 		for _, row := range b[i] {
 			c.Emit(slices.Clone(row)...)
@@ -36,7 +37,7 @@ func (b batches) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector
 	return nil
 }
 
-func (batches) Ack(context.Context, state.TxID) error { return nil }
+func (batches) Ack(context.Context, txn.TxID) error { return nil }
 
 // sink records tuples from any task.
 type sink struct {
@@ -168,7 +169,7 @@ func TestBuiltinsInATopology(t *testing.T) {
 
 // runUntil submits tt with cfg to a local cluster, which is shut down
 // when the test ends, and waits until txid is committed.
-func runUntil(t *testing.T, tt *trident.Topology, cfg trident.Config, txid trident.TxID) *trident.Running {
+func runUntil(t *testing.T, tt *trident.Topology, cfg trident.Config, txid txn.TxID) *trident.Running {
 	t.Helper()
 	c := topology.NewLocalCluster()
 	cfg.Cluster = c

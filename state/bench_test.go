@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/statetest"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/txn"
 )
 
 const benchKeys = 10000
@@ -93,7 +94,7 @@ func BenchmarkMultiUpdate(b *testing.B) {
 	for _, fl := range flavours {
 		b.Run(fl.name, func(b *testing.B) {
 			m := fl.make(state.NewMemory(""))
-			tx := state.TxID(1)
+			tx := txn.TxID(1)
 			batch := func() {
 				if err := m.BeginCommit(ctx, tx); err != nil {
 					b.Fatal(err)

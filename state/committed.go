@@ -1,6 +1,10 @@
 package state
 
-import "context"
+import (
+	"context"
+
+	"github.com/squallstream/squall/txn"
+)
 
 // CommittedReader is implemented by map state that can tell the value a
 // committed batch wrote from one a later batch wrote but has not
@@ -15,5 +19,5 @@ type CommittedReader[V any] interface {
 	// coordinator); given an older one, a value committed after it may
 	// be returned. It does not take part in a commit and may run beside
 	// one.
-	MultiGetCommitted(ctx context.Context, committed TxID, keys []Key) ([]Entry[V], error)
+	MultiGetCommitted(ctx context.Context, committed txn.TxID, keys []Key) ([]Entry[V], error)
 }

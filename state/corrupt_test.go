@@ -11,6 +11,7 @@ import (
 	"github.com/squallstream/squall/state/nontransactional"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/txn"
 )
 
 type flavour[V any] func(state.BackingMap[[]byte], state.MapOptions[V]) state.MapState[V]
@@ -146,7 +147,7 @@ func TestCorruptHandler(t *testing.T) {
 	}
 }
 
-func mustCommit[V any](t *testing.T, m state.MapState[V], txid state.TxID, f func() error) {
+func mustCommit[V any](t *testing.T, m state.MapState[V], txid txn.TxID, f func() error) {
 	t.Helper()
 	ctx := context.Background()
 	if err := m.BeginCommit(ctx, txid); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/failure"
+	"github.com/squallstream/squall/txn"
 )
 
 // Sentinel errors of the state layer. Typed errors below match them with
@@ -128,8 +129,8 @@ type CorruptHandling interface {
 type BehindError struct {
 	Map    string // empty when not known
 	Key    Key
-	Batch  TxID
-	Stored TxID
+	Batch  txn.TxID
+	Stored txn.TxID
 }
 
 func (e *BehindError) Error() string {

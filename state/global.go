@@ -1,6 +1,10 @@
 package state
 
-import "context"
+import (
+	"context"
+
+	"github.com/squallstream/squall/txn"
+)
 
 // globalKeyName is the single key under which Global stores its value.
 const globalKeyName = "$squall-global$"
@@ -28,12 +32,12 @@ func NewGlobal[V any](m MapState[V], key Key) *Global[V] {
 }
 
 // BeginCommit begins a commit of the underlying map.
-func (g *Global[V]) BeginCommit(ctx context.Context, txid TxID) error {
+func (g *Global[V]) BeginCommit(ctx context.Context, txid txn.TxID) error {
 	return g.m.BeginCommit(ctx, txid)
 }
 
 // Commit commits the underlying map.
-func (g *Global[V]) Commit(ctx context.Context, txid TxID) error {
+func (g *Global[V]) Commit(ctx context.Context, txid txn.TxID) error {
 	return g.m.Commit(ctx, txid)
 }
 

@@ -1,6 +1,10 @@
 package state
 
-import "context"
+import (
+	"context"
+
+	"github.com/squallstream/squall/txn"
+)
 
 // State is anything updated in step with batch commits. The runtime calls
 // BeginCommit(t), then the batch's updates, then Commit(t), for t = 1, 2, 3
@@ -8,8 +12,8 @@ import "context"
 // again with the same txid. Implementations must treat a second
 // BeginCommit(t) as a replay of t.
 type State interface {
-	BeginCommit(ctx context.Context, txid TxID) error
-	Commit(ctx context.Context, txid TxID) error
+	BeginCommit(ctx context.Context, txid txn.TxID) error
+	Commit(ctx context.Context, txid txn.TxID) error
 }
 
 // ReadOnlyMapState reads grouped state. Between BeginCommit(t) and

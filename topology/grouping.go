@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/squallstream/squall/internal/keyenc"
 )
@@ -162,20 +163,11 @@ func (c *customChooser) choose(source TaskID, values Values, dst []TaskID) []Tas
 	n := len(dst)
 	dst = c.c.ChooseTasks(source, values, dst)
 	for _, t := range dst[n:] {
-		if !containsTask(c.targets, t) {
+		if !slices.Contains(c.targets, t) {
 			panic(fmt.Sprintf("topology: custom grouping chose task %d, which is not one of its targets %v", t, c.targets))
 		}
 	}
 	return dst
-}
-
-func containsTask(tasks []TaskID, t TaskID) bool {
-	for _, x := range tasks {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // FNV-1a, used so that fields grouping is stable across processes and runs.

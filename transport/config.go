@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -211,14 +212,14 @@ func (c ClientConfig) Validate() error {
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
-	c.QueueBytes = or(c.QueueBytes, DefaultQueueBytes)
-	c.FrameMessages = or(c.FrameMessages, DefaultFrameMessages)
-	c.FrameBytes = or(c.FrameBytes, DefaultFrameBytes)
-	c.MaxFrameBytes = or(c.MaxFrameBytes, DefaultMaxFrameBytes)
-	c.MinBackoff = or(c.MinBackoff, DefaultMinBackoff)
-	c.MaxBackoff = or(c.MaxBackoff, max(DefaultMaxBackoff, c.MinBackoff))
-	c.ConnectTimeout = or(c.ConnectTimeout, DefaultConnectTimeout)
-	c.Heartbeat = or(c.Heartbeat, DefaultHeartbeat)
+	c.QueueBytes = cmp.Or(c.QueueBytes, DefaultQueueBytes)
+	c.FrameMessages = cmp.Or(c.FrameMessages, DefaultFrameMessages)
+	c.FrameBytes = cmp.Or(c.FrameBytes, DefaultFrameBytes)
+	c.MaxFrameBytes = cmp.Or(c.MaxFrameBytes, DefaultMaxFrameBytes)
+	c.MinBackoff = cmp.Or(c.MinBackoff, DefaultMinBackoff)
+	c.MaxBackoff = cmp.Or(c.MaxBackoff, max(DefaultMaxBackoff, c.MinBackoff))
+	c.ConnectTimeout = cmp.Or(c.ConnectTimeout, DefaultConnectTimeout)
+	c.Heartbeat = cmp.Or(c.Heartbeat, DefaultHeartbeat)
 	if c.Dial == nil {
 		var d net.Dialer
 		c.Dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
@@ -258,26 +259,18 @@ func (c ServerConfig) Validate() error {
 }
 
 func (c ServerConfig) withDefaults() ServerConfig {
-	c.Addr = or(c.Addr, DefaultListenAddr)
-	c.ReceiveQueue = or(c.ReceiveQueue, DefaultReceiveQueue)
-	c.MaxFrameBytes = or(c.MaxFrameBytes, DefaultMaxFrameBytes)
-	c.HandshakeTimeout = or(c.HandshakeTimeout, DefaultHandshakeTimeout)
-	c.ConnBudget = or(c.ConnBudget, DecodeRatio*c.MaxFrameBytes)
-	c.MaxConns = or(c.MaxConns, DefaultMaxConns)
-	c.IdleTimeout = or(c.IdleTimeout, DefaultIdleTimeout)
+	c.Addr = cmp.Or(c.Addr, DefaultListenAddr)
+	c.ReceiveQueue = cmp.Or(c.ReceiveQueue, DefaultReceiveQueue)
+	c.MaxFrameBytes = cmp.Or(c.MaxFrameBytes, DefaultMaxFrameBytes)
+	c.HandshakeTimeout = cmp.Or(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	c.ConnBudget = cmp.Or(c.ConnBudget, DecodeRatio*c.MaxFrameBytes)
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	c.Clock = clock.Or(c.Clock)
 	return c
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // seedOf hashes s (FNV-1a) into a non-zero seed.

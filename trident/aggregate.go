@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // PartitionAggregate aggregates each batch's tuples within each partition
@@ -47,7 +48,7 @@ func Combining[V any](c CombinerAggregator[V]) Aggregator[V] { return combining[
 
 type combining[V any] struct{ c CombinerAggregator[V] }
 
-func (a combining[V]) Init(Attempt, Collector) (V, error) { return a.c.Zero(), nil }
+func (a combining[V]) Init(txn.Attempt, Collector) (V, error) { return a.c.Zero(), nil }
 func (a combining[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) {
 	v, err := a.c.Init(t)
 	if err != nil {
@@ -64,7 +65,7 @@ func Reducing[V any](r ReducerAggregator[V]) Aggregator[V] { return reducing[V]{
 
 type reducing[V any] struct{ r ReducerAggregator[V] }
 
-func (a reducing[V]) Init(Attempt, Collector) (V, error)               { return a.r.Init(), nil }
+func (a reducing[V]) Init(txn.Attempt, Collector) (V, error)           { return a.r.Init(), nil }
 func (a reducing[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) { return a.r.Reduce(acc, t) }
 func (a reducing[V]) Complete(acc V, out Collector) error              { out.Emit(acc); return nil }
 func (a reducing[V]) BorrowsTuples() bool                              { return borrowsTuples(a.r) }
@@ -73,7 +74,7 @@ func (a reducing[V]) BorrowsTuples() bool                              { return 
 type aggregator interface {
 	// newBatch starts a batch whose groups emit through out(group): the
 	// group's values followed by what the aggregator emits.
-	newBatch(a Attempt, out func(group []any) Collector) aggregateBatch
+	newBatch(a txn.Attempt, out func(group []any) Collector) aggregateBatch
 	// borrows reports whether the aggregator keeps nothing of the tuples
 	// it is passed (see TupleBorrower).
 	borrows() bool
@@ -94,7 +95,7 @@ type aggregatorOf[S any] struct {
 	inSch *schema
 }
 
-func (a *aggregatorOf[S]) newBatch(at Attempt, out func(group []any) Collector) aggregateBatch {
+func (a *aggregatorOf[S]) newBatch(at txn.Attempt, out func(group []any) Collector) aggregateBatch {
 	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, groups: newGroupIndex[groupState[S]]()}
 }
 
@@ -108,7 +109,7 @@ type groupState[S any] struct {
 
 type aggregateBatchOf[S any] struct {
 	op      *aggregatorOf[S]
-	attempt Attempt
+	attempt txn.Attempt
 	out     func(group []any) Collector
 	groups  groupIndex[groupState[S]]
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // benchSentences are cycled by the benchmark spout: 42 words (36
@@ -33,10 +33,10 @@ type cyclingSpout struct {
 	mu      sync.Mutex
 	total   int
 	emitted int
-	batches map[state.TxID][2]int // txid -> [first, end) sentence numbers
+	batches map[txn.TxID][2]int // txid -> [first, end) sentence numbers
 }
 
-func (s *cyclingSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (s *cyclingSpout) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	s.mu.Lock()
 	r, ok := s.batches[a.TxID]
 	if !ok {
@@ -52,7 +52,7 @@ func (s *cyclingSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.Col
 	return nil
 }
 
-func (s *cyclingSpout) Ack(_ context.Context, txid state.TxID) error {
+func (s *cyclingSpout) Ack(_ context.Context, txid txn.TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.batches, txid)
@@ -69,7 +69,7 @@ func runWordCount(b *testing.B, f StateFactory[int64], words int) (time.Duration
 	}
 	sentences := max(words*len(benchSentences)/perCycle, benchBatch)
 	batches := (sentences + benchBatch - 1) / benchBatch
-	src := &cyclingSpout{total: sentences, batches: map[state.TxID][2]int{}}
+	src := &cyclingSpout{total: sentences, batches: map[txn.TxID][2]int{}}
 	tt := NewTopology("bench")
 	s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src }))
 	g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
@@ -84,7 +84,7 @@ func runWordCount(b *testing.B, f StateFactory[int64], words int) (time.Duration
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := r.WaitCommitted(context.Background(), state.TxID(batches)); err != nil {
+	if err := r.WaitCommitted(context.Background(), txn.TxID(batches)); err != nil {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)

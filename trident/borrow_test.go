@@ -12,6 +12,7 @@ import (
 
 	"github.com/squallstream/squall/trident/internal/runtime"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // borrowingCount is count, borrowing its tuples, and rejecting the word
@@ -163,7 +164,7 @@ func TestBorrowedPathAllocatesNothing(t *testing.T) {
 		PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, agg, "count")
 		st := stageTaskOf(t, tt, s.n)
 		st.ctx = context.Background()
-		bt := &runtime.Batch{Attempt: Attempt{TxID: 1}, Data: st.Begin(Attempt{TxID: 1})}
+		bt := &runtime.Batch{Attempt: txn.Attempt{TxID: 1}, Data: st.Begin(txn.Attempt{TxID: 1})}
 		line := []any{sentences[1]} // 11 words
 		source := func() {
 			if err := st.Source(bt, line); err != nil {

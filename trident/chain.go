@@ -3,6 +3,8 @@ package trident
 import (
 	"fmt"
 	"slices"
+
+	"github.com/squallstream/squall/txn"
 )
 
 // Chain is a chained aggregation (Storm's chainedAgg): several aggregators
@@ -62,14 +64,14 @@ func (c *Chain) End() *Stream {
 
 // erasedAggregator is an Aggregator with its state type erased.
 type erasedAggregator interface {
-	init(a Attempt, out Collector) (any, error)
+	init(a txn.Attempt, out Collector) (any, error)
 	aggregate(acc any, t Tuple, out Collector) (any, error)
 	complete(acc any, out Collector) error
 }
 
 type erased[S any] struct{ a Aggregator[S] }
 
-func (e erased[S]) init(a Attempt, out Collector) (any, error) { return e.a.Init(a, out) }
+func (e erased[S]) init(a txn.Attempt, out Collector) (any, error) { return e.a.Init(a, out) }
 func (e erased[S]) aggregate(acc any, t Tuple, out Collector) (any, error) {
 	return e.a.Aggregate(acc.(S), t, out)
 }
@@ -100,7 +102,7 @@ func (r *partResults) Emit(values ...any) {
 
 func (r *partResults) ReportError(error) {}
 
-func (c chained) Init(a Attempt, _ Collector) (*chainState, error) {
+func (c chained) Init(a txn.Attempt, _ Collector) (*chainState, error) {
 	st := &chainState{}
 	for _, p := range c.parts {
 		res := &partResults{width: len(p.outputs)}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // seenWords is PartitionPersist state: the txid in which each word was
@@ -18,18 +18,18 @@ import (
 // does.
 type seenWords struct {
 	mu   sync.Mutex
-	txid state.TxID
-	seen map[string]state.TxID
+	txid txn.TxID
+	seen map[string]txn.TxID
 }
 
-func (s *seenWords) BeginCommit(_ context.Context, txid state.TxID) error {
+func (s *seenWords) BeginCommit(_ context.Context, txid txn.TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.txid = txid
 	return nil
 }
 
-func (*seenWords) Commit(context.Context, state.TxID) error { return nil }
+func (*seenWords) Commit(context.Context, txn.TxID) error { return nil }
 
 // firstSight records each word and emits, once, the words first seen in
 // this batch. What it emits depends only on the stored state after the
@@ -63,7 +63,7 @@ func (firstSight) UpdateState(_ context.Context, st *seenWords, tuples []Tuple, 
 func TestPersistFeedsPersistentAggregate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(1, sentences...)
-		seen := &seenWords{seen: map[string]state.TxID{}}
+		seen := &seenWords{seen: map[string]txn.TxID{}}
 		counts := OpaqueMemory[int64]("counts")
 		tt := NewTopology("chain")
 		words := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src })).FlatMap(splitWords, "word")
@@ -86,7 +86,7 @@ func TestPersistFeedsPersistentAggregate(t *testing.T) {
 		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := r.WaitCommitted(ctx, state.TxID(len(sentences)+1)); err != nil {
+		if err := r.WaitCommitted(ctx, txn.TxID(len(sentences)+1)); err != nil {
 			t.Fatal(err, r.Errors(), r.Health())
 		}
 		want := map[string]int64{}

@@ -12,18 +12,19 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // heldCommit is opaque map state whose Commit of txid hold waits until
 // release is closed, after the batch's values were written.
 type heldCommit struct {
 	*opaque.Map[int64]
-	hold    state.TxID
+	hold    txn.TxID
 	written chan<- struct{}
 	release <-chan struct{}
 }
 
-func (h *heldCommit) Commit(ctx context.Context, txid state.TxID) error {
+func (h *heldCommit) Commit(ctx context.Context, txid txn.TxID) error {
 	if txid == h.hold {
 		select {
 		case h.written <- struct{}{}:

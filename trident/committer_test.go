@@ -8,26 +8,26 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // committedLog is an emitter that records the txids it hears committed.
 type committedLog struct {
 	*spouttest.Emitter
 	mu    sync.Mutex
-	txids []state.TxID
+	txids []txn.TxID
 }
 
-func (c *committedLog) Committed(_ context.Context, txid state.TxID) error {
+func (c *committedLog) Committed(_ context.Context, txid txn.TxID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.txids = append(c.txids, txid)
 	return nil
 }
 
-func (c *committedLog) heard() []state.TxID {
+func (c *committedLog) heard() []txn.TxID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.txids)
@@ -54,7 +54,7 @@ func TestEmitterHearsCommits(t *testing.T) {
 
 		<-written
 		time.Sleep(time.Second) // everything else the runtime would do now
-		if got := em.heard(); !slices.Equal(got, []state.TxID{1}) {
+		if got := em.heard(); !slices.Equal(got, []txn.TxID{1}) {
 			t.Fatalf("while batch 2's commit is held the emitter heard %v; want [1]", got)
 		}
 		release()
@@ -67,7 +67,7 @@ func TestEmitterHearsCommits(t *testing.T) {
 		})
 		got := em.heard()
 		for i, txid := range got {
-			if txid != state.TxID(i+1) {
+			if txid != txn.TxID(i+1) {
 				t.Fatalf("heard %v; want 1, 2, 3, … in order", got)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // CorruptPolicy says what happens when a persistent state holds a value
@@ -50,9 +51,9 @@ const CorruptAttempts = 3
 // under CorruptQuarantine.
 type Quarantined struct {
 	Topology  string
-	Component string  // the stage whose state held it
-	Attempt   Attempt // the batch that met it
-	Map       string  // the state's name (state.MapOptions.Name or the backing map's)
+	Component string      // the stage whose state held it
+	Attempt   txn.Attempt // the batch that met it
+	Map       string      // the state's name (state.MapOptions.Name or the backing map's)
 	Key       state.Key
 	Raw       []byte // the stored bytes that could not be decoded
 	Err       error  // why they could not be decoded

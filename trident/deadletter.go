@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/squallstream/squall/txn"
 )
 
 // Rejected returns the number of tuples rejected to the dead letters
@@ -15,10 +17,10 @@ func (r *Running) Rejected() uint64 { return r.status.Rejected() }
 // Letter is a tuple an operation rejected as bad input.
 type Letter struct {
 	Topology string
-	Attempt  Attempt // the batch attempt it was rejected in
-	Fields   Fields  // the fields of Values
-	Values   []any   // the rejected tuple
-	Err      error   // why it was rejected
+	Attempt  txn.Attempt // the batch attempt it was rejected in
+	Fields   Fields      // the fields of Values
+	Values   []any       // the rejected tuple
+	Err      error       // why it was rejected
 }
 
 // DeadLetters receives rejected tuples. Put is called from the task that
@@ -94,7 +96,7 @@ func (l *memoryList[T]) all() []T {
 // rejected handles an operation's error for the tuple (values, fields) of
 // batch a: a rejection goes to the dead letters and counts as handled
 // (nil); any other error is returned as is.
-func (s *stageTask) rejected(err error, a Attempt, fields Fields, values []any) error {
+func (s *stageTask) rejected(err error, a txn.Attempt, fields Fields, values []any) error {
 	var r *rejection
 	if !errors.As(err, &r) {
 		return err

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/drpc"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // drpcDecl is one function a topology serves.
@@ -91,14 +91,14 @@ func (t *Topology) checkDRPC() error {
 // drpcBatcher is the source of a DRPC stream: the request of each batch.
 type drpcBatcher struct{ f *drpc.Function }
 
-func (b *drpcBatcher) EmitBatch(_ context.Context, a Attempt, c spout.Collector) error {
+func (b *drpcBatcher) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	if r := b.f.Next(uint64(a.TxID), int(a.N)); r != nil {
 		c.Emit(r.Args)
 	}
 	return nil
 }
 
-func (b *drpcBatcher) Ack(_ context.Context, txid state.TxID) error {
+func (b *drpcBatcher) Ack(_ context.Context, txid txn.TxID) error {
 	b.f.Committed(uint64(txid))
 	return nil
 }
@@ -128,7 +128,7 @@ type gathered struct {
 	rows [][]any
 }
 
-func (r returnResults) Init(a Attempt, _ Collector) (*gathered, error) {
+func (r returnResults) Init(a txn.Attempt, _ Collector) (*gathered, error) {
 	return &gathered{txid: uint64(a.TxID)}, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/squallstream/squall/trident/coordstore/faultstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestExactlyOnceUnderFaults runs a word count and a sum over a partitioned
@@ -48,7 +49,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		source  func(*spouttest.Source) Source
 		wrap    func(state.BackingMap[[]byte]) state.MapState[int64]
 		atLeast bool
-		limit   func(spout.Attempt, spout.Partition) int // nil: batches of 3
+		limit   func(txn.Attempt, spout.Partition) int // nil: batches of 3
 	}{
 		{"opaque", opaqueSource, opaqueState, false, growingReplays},
 		{"opaque-shrinking", opaqueSource, opaqueState, false, shrinkingReplays},
@@ -84,11 +85,11 @@ var faultWords = []string{"ant", "bee", "cat", "dog", "eel", "fox"}
 
 // growingReplays makes every replay of an opaque batch read more records
 // than the attempt before.
-func growingReplays(a spout.Attempt, _ spout.Partition) int { return 3 + int(a.N) }
+func growingReplays(a txn.Attempt, _ spout.Partition) int { return 3 + int(a.N) }
 
 // shrinkingReplays makes replays read fewer records as often as more, and
 // so different ones: 1 to 5 records, varying with the attempt and txid.
-func shrinkingReplays(a spout.Attempt, _ spout.Partition) int {
+func shrinkingReplays(a txn.Attempt, _ spout.Partition) int {
 	return 1 + int((uint64(a.N)*7+uint64(a.TxID))%5)
 }
 
@@ -115,7 +116,7 @@ func (sumOffsets) Combine(a, b int64) int64    { return a + b }
 func (sumOffsets) Zero() int64                 { return 0 }
 
 func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Source) Source,
-	wrap func(state.BackingMap[[]byte]) state.MapState[int64], atLeast bool, limit func(spout.Attempt, spout.Partition) int) {
+	wrap func(state.BackingMap[[]byte]) state.MapState[int64], atLeast bool, limit func(txn.Attempt, spout.Partition) int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	src, want := randomWords(rng, 40)
 	if limit != nil {

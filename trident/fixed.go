@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // FixedSource is a transactional source of fixed batches, for examples
@@ -41,7 +42,7 @@ type fixedEmitter struct {
 	batches [][][]any
 }
 
-func (e fixedEmitter) Emit(_ context.Context, _ Attempt, _ spout.Partition, prev *FixedPosition, c spout.Collector) (FixedPosition, error) {
+func (e fixedEmitter) Emit(_ context.Context, _ txn.Attempt, _ spout.Partition, prev *FixedPosition, c spout.Collector) (FixedPosition, error) {
 	pos := FixedPosition{}
 	if prev != nil {
 		pos.First = prev.Next
@@ -51,7 +52,7 @@ func (e fixedEmitter) Emit(_ context.Context, _ Attempt, _ spout.Partition, prev
 	return pos, e.emit(pos, c)
 }
 
-func (e fixedEmitter) Reemit(_ context.Context, _ Attempt, _ spout.Partition, pos FixedPosition, c spout.Collector) error {
+func (e fixedEmitter) Reemit(_ context.Context, _ txn.Attempt, _ spout.Partition, pos FixedPosition, c spout.Collector) error {
 	if pos.First < 0 || pos.Next > len(e.batches) || pos.First > pos.Next {
 		return fmt.Errorf("trident: FixedSource: stored position %+v outside its %d batches", pos, len(e.batches))
 	}

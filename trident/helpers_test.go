@@ -12,6 +12,7 @@ import (
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,15 +25,15 @@ type fixedBatchSpout struct {
 	sentences []string
 	n         int
 	next      int
-	batches   map[state.TxID][]string
+	batches   map[txn.TxID][]string
 	emitted   int
 }
 
 func newFixed(n int, sentences ...string) *fixedBatchSpout {
-	return &fixedBatchSpout{sentences: sentences, n: n, batches: map[state.TxID][]string{}}
+	return &fixedBatchSpout{sentences: sentences, n: n, batches: map[txn.TxID][]string{}}
 }
 
-func (s *fixedBatchSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (s *fixedBatchSpout) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, ok := s.batches[a.TxID]
@@ -49,7 +50,7 @@ func (s *fixedBatchSpout) EmitBatch(_ context.Context, a spout.Attempt, c spout.
 	return nil
 }
 
-func (s *fixedBatchSpout) Ack(_ context.Context, txid state.TxID) error {
+func (s *fixedBatchSpout) Ack(_ context.Context, txid txn.TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.batches, txid)

@@ -8,17 +8,17 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // rowsAt emits its rows in batch txid only.
 type rowsAt struct {
-	txid state.TxID
+	txid txn.TxID
 	rows [][]any
 }
 
-func (r *rowsAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (r *rowsAt) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	if a.TxID == r.txid {
 		for _, row := range r.rows {
 			c.Emit(row...)
@@ -26,7 +26,7 @@ func (r *rowsAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector
 	}
 	return nil
 }
-func (r *rowsAt) Ack(context.Context, state.TxID) error { return nil }
+func (r *rowsAt) Ack(context.Context, txn.TxID) error { return nil }
 
 func TestJoinModes(t *testing.T) {
 	orders := [][]any{{1, 10}, {2, 20}, {3, 30}}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Collector receives the tuples an operation emits. It is the one
@@ -81,7 +82,7 @@ func (f FlatMapFunctionFunc) FlatMap(ctx context.Context, t Tuple, out Collector
 // It may emit any number of tuples at any step. Errors are treated as for
 // Function.
 type Aggregator[S any] interface {
-	Init(batch Attempt, out Collector) (S, error)
+	Init(batch txn.Attempt, out Collector) (S, error)
 	Aggregate(acc S, t Tuple, out Collector) (S, error)
 	Complete(acc S, out Collector) error
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/squallstream/squall/trident/coordstore/boltstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestOverlappingProcesses runs a rolling deploy gone wrong, over and over:
@@ -60,7 +61,7 @@ func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	src, want := randomWords(rng, 30)
 	// Replays read a different number of records than first attempts.
-	src.SetLimit(func(a spout.Attempt, _ spout.Partition) int { return 1 + int(a.N*7)%5 })
+	src.SetLimit(func(a txn.Attempt, _ spout.Partition) int { return 1 + int(a.N*7)%5 })
 	backing := MemoryBacking("counts") // shared by every process, like a database
 
 	var mu sync.Mutex
@@ -201,7 +202,7 @@ func (s *lateStore) SwapCoordinator(ctx context.Context, f coordstore.Fence, old
 	return s.Store.SwapCoordinator(ctx, f, old, rec)
 }
 
-func (s *lateStore) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, v []byte) error {
+func (s *lateStore) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID, v []byte) error {
 	time.Sleep(s.delay(100 * time.Millisecond))
 	return s.Store.PutMeta(ctx, gen, k, txid, v)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // PartitionPersist writes each batch's tuples (the input fields) to state
@@ -62,7 +63,7 @@ func (b *tupleBuffer) add(values []any, in *schema) error {
 
 func (t *updaterTask[S]) newBatch() batchAcc { return &tupleBuffer{idx: t.op.input} }
 
-func (t *updaterTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
+func (t *updaterTask[S]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
 	buf := acc.(*tupleBuffer)
 	if len(buf.tuples) == 0 {
 		return nil

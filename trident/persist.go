@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // StateFactory makes the map state of one partition (task) of a persistent
@@ -99,7 +100,7 @@ type partialAcc[V any] struct {
 	any bool // some tuple was combined
 }
 
-func (a partialCombining[V]) Init(Attempt, Collector) (partialAcc[V], error) {
+func (a partialCombining[V]) Init(txn.Attempt, Collector) (partialAcc[V], error) {
 	return partialAcc[V]{val: a.c.Zero()}, nil
 }
 
@@ -141,7 +142,7 @@ type persistTask interface {
 	// commit applies the batch to state with txid and emits what changed
 	// (for a persistent aggregation, every changed group with its new
 	// value) to out.
-	commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error
+	commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error
 }
 
 // batchAcc pre-aggregates one batch.
@@ -216,7 +217,7 @@ func (a *accOf[V]) add(values []any, in *schema) error {
 	return err
 }
 
-func (t *persistTaskOf[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
+func (t *persistTaskOf[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
 	a := acc.(*accOf[V])
 	order := a.groups.order
 	if len(order) == 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // letters sums the lengths of words.
@@ -29,7 +30,7 @@ func TestPersistentReduceAndGlobal(t *testing.T) {
 		sums, total := OpaqueMemory[int64]("sums"), TransactionalMemory[int64]("total")
 		tt := NewTopology("reduce")
 		w := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src })).FlatMap(splitWords, "word")
-		failed := map[state.TxID]bool{}
+		failed := map[txn.TxID]bool{}
 		st := PersistentReduce(w.GroupBy("word").Parallelism(2), sums, Fields{"word"}, letters{}, "letters")
 		st.NewValuesStream().Each(Fields{"word"}, FunctionFunc(func(context.Context, Tuple, Collector) error {
 			return nil
@@ -37,7 +38,7 @@ func TestPersistentReduceAndGlobal(t *testing.T) {
 		gl := PersistentAggregateGlobal(w, total, Fields{"word"}, count{}, "words")
 		gl.NewValuesStream().Each(Fields{"words"}, FunctionFunc(func(_ context.Context, tu Tuple, _ Collector) error {
 			// Fail each batch's commit once, after the state write.
-			n := state.TxID(tu.Get("words").(int64))
+			n := txn.TxID(tu.Get("words").(int64))
 			if !failed[n] {
 				failed[n] = true
 				return failure.Retryable(errFlaky)

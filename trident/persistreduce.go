@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // PersistentReduce keeps, for every group, the fold of all its tuples (the
@@ -80,7 +81,7 @@ func (b *reduceBatch) add(values []any, _ *schema) error {
 	return nil
 }
 
-func (t *reduceTask[V]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
+func (t *reduceTask[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
 	b := acc.(*reduceBatch)
 	if len(b.groups.order) == 0 {
 		return nil

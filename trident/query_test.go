@@ -10,6 +10,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // mapGet queries map state with the first input field as the key.
@@ -34,11 +35,11 @@ func (mapGet) Execute(_ context.Context, _ Tuple, e state.Entry[int64], out Coll
 
 // onlyAt emits its sentences in the batch txid and nothing in others.
 type onlyAt struct {
-	txid      state.TxID
+	txid      txn.TxID
 	sentences []string
 }
 
-func (o *onlyAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (o *onlyAt) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	if a.TxID == o.txid {
 		for _, s := range o.sentences {
 			c.Emit(s)
@@ -46,7 +47,7 @@ func (o *onlyAt) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector
 	}
 	return nil
 }
-func (o *onlyAt) Ack(context.Context, state.TxID) error { return nil }
+func (o *onlyAt) Ack(context.Context, txn.TxID) error { return nil }
 
 // TestStateQuerySeesCommittedCounts is Storm's word count with a query
 // stream: queries of batch 2 see every count written by batches 1 and 2.
@@ -101,11 +102,11 @@ func (lengthOf) Execute(_ context.Context, _ Tuple, n int, out Collector) error 
 // journal is a State that records the words of each committed txid.
 type journal struct {
 	mu      sync.Mutex
-	current state.TxID
-	words   map[state.TxID][]string
+	current txn.TxID
+	words   map[txn.TxID][]string
 }
 
-func (j *journal) BeginCommit(_ context.Context, txid state.TxID) error {
+func (j *journal) BeginCommit(_ context.Context, txid txn.TxID) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.current = txid
@@ -113,7 +114,7 @@ func (j *journal) BeginCommit(_ context.Context, txid state.TxID) error {
 	return nil
 }
 
-func (j *journal) Commit(context.Context, state.TxID) error { return nil }
+func (j *journal) Commit(context.Context, txn.TxID) error { return nil }
 
 type appendWords struct{}
 
@@ -130,7 +131,7 @@ func (appendWords) UpdateState(_ context.Context, j *journal, tuples []Tuple, ou
 func TestStaticStateAndPartitionPersist(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(1, sentences...)
-		j := &journal{words: map[state.TxID][]string{}}
+		j := &journal{words: map[txn.TxID][]string{}}
 		sizes := &sink{}
 		tt := NewTopology("persist")
 		w := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return src })).FlatMap(splitWords, "word")

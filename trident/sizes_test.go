@@ -8,16 +8,16 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/runtime"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // generated emits n tuples with values 0..n-1 (modulo keys) in batch 1 and
 // nothing afterwards.
 type generated struct{ n, keys int }
 
-func (g generated) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collector) error {
+func (g generated) EmitBatch(_ context.Context, a txn.Attempt, c spout.Collector) error {
 	if a.TxID == 1 {
 		for i := range g.n {
 			c.Emit(i % g.keys)
@@ -25,7 +25,7 @@ func (g generated) EmitBatch(_ context.Context, a spout.Attempt, c spout.Collect
 	}
 	return nil
 }
-func (generated) Ack(context.Context, state.TxID) error { return nil }
+func (generated) Ack(context.Context, txn.TxID) error { return nil }
 
 // TestBatchSizes counts batches of no tuple, one tuple, a million tuples
 // over few keys, and many distinct keys.

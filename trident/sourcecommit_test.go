@@ -9,25 +9,25 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // rowsState is a PartitionPersist state that keeps the rows it is given,
 // by write.
 type rowsState struct {
 	mu   sync.Mutex
-	rows map[state.TxID][]string
+	rows map[txn.TxID][]string
 }
 
-func (s *rowsState) BeginCommit(context.Context, state.TxID) error { return nil }
-func (s *rowsState) Commit(context.Context, state.TxID) error      { return nil }
+func (s *rowsState) BeginCommit(context.Context, txn.TxID) error { return nil }
+func (s *rowsState) Commit(context.Context, txn.TxID) error      { return nil }
 
 type rowsUpdater struct{}
 
 func (rowsUpdater) UpdateState(_ context.Context, st *rowsState, tuples []Tuple, out Collector) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	txid := state.TxID(len(st.rows) + 1)
+	txid := txn.TxID(len(st.rows) + 1)
 	var rows []string
 	for _, t := range tuples {
 		rows = append(rows, t.String("sentence"))
@@ -44,7 +44,7 @@ func TestPartitionPersistOnASourceStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tt := NewTopology("source-commit")
 		s := tt.NewStream("s", FixedSource(Fields{"sentence"}, [][]any{{"a"}, {"b"}}, [][]any{{"c"}}, [][]any{{"d"}}))
-		st := &rowsState{rows: map[state.TxID][]string{}}
+		st := &rowsState{rows: map[txn.TxID][]string{}}
 		persisted := PartitionPersist(s, func(context.Context, int, int) (*rowsState, error) { return st, nil },
 			Fields{"sentence"}, StateUpdater[*rowsState](rowsUpdater{}), "shout")
 		shouts := &sink{}

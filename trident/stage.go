@@ -9,6 +9,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
+	"github.com/squallstream/squall/txn"
 )
 
 // stageTask runs the operations of one stage in one task: it is the
@@ -32,7 +33,7 @@ type stageTask struct {
 	persist    map[*node]persistTask
 	states     *stateMetrics // the counters of the persistent states
 	static     map[*node]any // opened static state of query nodes
-	committing Attempt       // the batch being finished, for quarantined values
+	committing txn.Attempt   // the batch being finished, for quarantined values
 }
 
 // fanout is where a node's tuples go: its children in this stage, and the
@@ -124,7 +125,7 @@ func (s *stageTask) Open(ctx context.Context, task *runtime.Task) error {
 }
 
 // Begin returns fresh per-batch data.
-func (s *stageTask) Begin(Attempt) any {
+func (s *stageTask) Begin(txn.Attempt) any {
 	n := len(s.fanouts)
 	return &batchData{accs: make([]batchAcc, n), aggs: make([]*aggregation, n), queries: map[*node]queryBatch{}, joins: map[*node]*joinBatch{}}
 }

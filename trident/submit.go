@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
+	"github.com/squallstream/squall/txn"
 )
 
 // Running is a submitted Trident topology. Stop it with Stop.
@@ -31,7 +31,7 @@ type Running struct {
 }
 
 // Committed returns the last committed txid.
-func (r *Running) Committed() state.TxID { return r.status.Committed() }
+func (r *Running) Committed() txn.TxID { return r.status.Committed() }
 
 // Err returns the error that halted the topology, or nil: the attempt
 // limit was reached (ErrAttemptLimit), or another process took the
@@ -48,7 +48,7 @@ func (r *Running) Generation() coordstore.Generation { return r.status.Owner().G
 
 // WaitCommitted waits until txid is committed, the topology halts, or ctx
 // is done.
-func (r *Running) WaitCommitted(ctx context.Context, txid state.TxID) error {
+func (r *Running) WaitCommitted(ctx context.Context, txid txn.TxID) error {
 	return r.status.WaitCommitted(ctx, txid)
 }
 
@@ -127,7 +127,7 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	}
 	r := &Running{t: t, graph: t.graph(), status: runtime.NewStatus(owner), cfg: *cfg}
 	for _, d := range t.drpc {
-		d.cause = func(txid uint64) error { return r.status.Failure(TxID(txid)) }
+		d.cause = func(txid uint64) error { return r.status.Failure(txn.TxID(txid)) }
 	}
 	r.plan = plan.New(r.graph)
 	r.states = newStateMetrics(r.plan)

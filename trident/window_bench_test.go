@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/trident/windowstore"
 	"github.com/squallstream/squall/trident/windowstore/boltwindows"
+	"github.com/squallstream/squall/txn"
 )
 
 // BenchmarkWindowCommit measures one batch's commit of grouped sliding
@@ -49,7 +50,7 @@ func benchWindowCommit(b *testing.B, st WindowsStore, perBatch int) {
 		b.Fatal(err)
 	}
 	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
-	var txid TxID
+	var txid txn.TxID
 	out := &captureCollector{}
 	batch := func() {
 		txid++

@@ -67,7 +67,7 @@ type windowResults struct {
 // collectIDs emits the "id" fields of a window's tuples, joined.
 type collectIDs struct{}
 
-func (collectIDs) Init(Attempt, Collector) ([]string, error) { return nil, nil }
+func (collectIDs) Init(txn.Attempt, Collector) ([]string, error) { return nil, nil }
 func (collectIDs) Aggregate(acc []string, t Tuple, _ Collector) ([]string, error) {
 	return append(acc, t.String("id")), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/squallstream/squall/trident/coordstore/boltstore"
 	"github.com/squallstream/squall/trident/windowstore"
 	"github.com/squallstream/squall/trident/windowstore/boltwindows"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestWindowResumesAfterRestart stops a topology with windows part-way
@@ -46,7 +47,7 @@ func TestWindowResumesAfterRestart(t *testing.T) {
 
 	dir := t.TempDir()
 	got := newSink()
-	for _, upTo := range []TxID{5, 12} {
+	for _, upTo := range []txn.TxID{5, 12} {
 		func() {
 			coord, err := boltstore.Open(ctx, filepath.Join(dir, "coord.db"), boltstore.Options{})
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/windowstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // sinkState keeps the tuples of a stream per txid, as transactional state
@@ -22,22 +23,24 @@ import (
 // rule for state fed by new values), and records the txids that did not.
 type sinkState struct {
 	mu      sync.Mutex
-	cur     TxID
-	byTx    map[TxID][][]any
-	done    map[TxID]string // the rows of each completed commit, printed
-	changed []TxID          // txids whose replayed commit wrote other rows
+	cur     txn.TxID
+	byTx    map[txn.TxID][][]any
+	done    map[txn.TxID]string // the rows of each completed commit, printed
+	changed []txn.TxID          // txids whose replayed commit wrote other rows
 }
 
-func newSink() *sinkState { return &sinkState{byTx: map[TxID][][]any{}, done: map[TxID]string{}} }
+func newSink() *sinkState {
+	return &sinkState{byTx: map[txn.TxID][][]any{}, done: map[txn.TxID]string{}}
+}
 
-func (s *sinkState) BeginCommit(_ context.Context, txid TxID) error {
+func (s *sinkState) BeginCommit(_ context.Context, txid txn.TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.byTx[txid] = txid, nil
 	return nil
 }
 
-func (s *sinkState) Commit(_ context.Context, txid TxID) error {
+func (s *sinkState) Commit(_ context.Context, txid txn.TxID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rows []string
@@ -54,7 +57,7 @@ func (s *sinkState) Commit(_ context.Context, txid TxID) error {
 }
 
 // replaysChanged returns the txids whose replayed commit wrote other rows.
-func (s *sinkState) replaysChanged() []TxID {
+func (s *sinkState) replaysChanged() []txn.TxID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.changed)
@@ -98,7 +101,7 @@ func (sumN) Init(t Tuple) (int64, error) { return t.Get("n").(int64), nil }
 func (sumN) Combine(a, b int64) int64    { return a + b }
 func (sumN) Zero() int64                 { return 0 }
 
-func runUntil(t *testing.T, tt *Topology, cfg Config, txid TxID) *Running {
+func runUntil(t *testing.T, tt *Topology, cfg Config, txid txn.TxID) *Running {
 	t.Helper()
 	r := submit(t, tt, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)

@@ -12,6 +12,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/window"
 	"github.com/squallstream/squall/trident/windowstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // windowOp is the shell around the pure window core
@@ -55,7 +56,7 @@ type windowTask[S any] struct {
 	// only this task writes its id's records, so no record lies between
 	// lastTx and a later txid without a Put here (a failed Put clears it).
 	last   window.State
-	lastTx state.TxID
+	lastTx txn.TxID
 	valid  bool
 }
 
@@ -102,7 +103,7 @@ func (w *windowOp[S]) item(values []any) (window.Item, error) {
 // commit runs the batch through the window core, or, if the batch's txid
 // has a record already (a replay of a commit that stored it), re-emits
 // the windows stored in it.
-func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAcc, out Collector) error {
+func (t *windowTask[S]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
 	st := t.op.store
 	rec, err := st.Get(ctx, t.id, txid)
 	switch {
@@ -132,7 +133,7 @@ func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAc
 	}
 	// The aggregator sees attempt 0 of the txid: what it computes is
 	// stored and never recomputed for this txid.
-	enc, err := t.aggregate(Attempt{TxID: txid}, fired)
+	enc, err := t.aggregate(txn.Attempt{TxID: txid}, fired)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (t *windowTask[S]) commit(ctx context.Context, txid state.TxID, acc batchAc
 
 // before returns the state stored last before txid: the one this task
 // stored, or else the store's.
-func (t *windowTask[S]) before(ctx context.Context, txid state.TxID) (window.State, error) {
+func (t *windowTask[S]) before(ctx context.Context, txid txn.TxID) (window.State, error) {
 	if t.valid && t.lastTx < txid {
 		return t.last, nil
 	}
@@ -170,7 +171,7 @@ func (t *windowTask[S]) before(ctx context.Context, txid state.TxID) (window.Sta
 
 // aggregate runs the aggregator over each fired window (per group) and
 // returns the encoded output tuples.
-func (t *windowTask[S]) aggregate(a Attempt, fired []window.Window) ([][]byte, error) {
+func (t *windowTask[S]) aggregate(a txn.Attempt, fired []window.Window) ([][]byte, error) {
 	var out [][]byte
 	for _, w := range fired {
 		groups, err := t.groups(w)

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/ops"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // sentences are cycled by the batch spout (the same as bench/storm's and
@@ -50,7 +50,7 @@ func runWordCountPreAgg(ctx context.Context, o options) (string, error) {
 // (word, n) pairs when the batch ends.
 type partialCounts struct{}
 
-func (partialCounts) Init(trident.Attempt, trident.Collector) (map[string]int64, error) {
+func (partialCounts) Init(txn.Attempt, trident.Collector) (map[string]int64, error) {
 	return map[string]int64{}, nil
 }
 
@@ -124,7 +124,7 @@ func measureBatches(ctx context.Context, o options, r *trident.Running, wordsPer
 	if err := sleep(ctx, o.warmup); err != nil {
 		return "", err
 	}
-	next := func() (state.TxID, time.Time, error) {
+	next := func() (txn.TxID, time.Time, error) {
 		txid := r.Committed() + 1
 		err := r.WaitCommitted(wait, txid)
 		return txid, time.Now(), err

@@ -22,6 +22,7 @@
 package codestore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,11 +153,11 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.TTL = or(cfg.TTL, DefaultTTL)
-	cfg.ScanInterval = or(cfg.ScanInterval, DefaultScanInterval)
-	cfg.PruneAfter = or(cfg.PruneAfter, DefaultPruneAfter)
-	cfg.ReplicationFactor = or(cfg.ReplicationFactor, DefaultReplicationFactor)
-	cfg.ReplicationTimeout = or(cfg.ReplicationTimeout, DefaultReplicationTimeout)
+	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
+	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, DefaultScanInterval)
+	cfg.PruneAfter = cmp.Or(cfg.PruneAfter, DefaultPruneAfter)
+	cfg.ReplicationFactor = cmp.Or(cfg.ReplicationFactor, DefaultReplicationFactor)
+	cfg.ReplicationTimeout = cmp.Or(cfg.ReplicationTimeout, DefaultReplicationTimeout)
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
@@ -166,14 +167,6 @@ func New(cfg Config) (*Store, error) {
 	cfg.Prefix = strings.TrimSuffix(cfg.Prefix, "/")
 	return &Store{cfg: cfg, log: cfg.Logger.With("nimbus", cfg.ID), clock: clock.Or(cfg.Clock),
 		kick: make(chan struct{}, 1), held: map[string]bool{}}, nil
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (s *Store) topologiesPrefix() string { return s.cfg.Prefix + "/topologies/" }

@@ -6,9 +6,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/etcdstore"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestRevokeAndGrantAgain(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCoordinationStoreRunsUnderTheTopologyCredential(t *testing.T) {
 		}
 		k := coordstore.Key{Owner: name, Stream: "s", Partition: "topic@0"}
 		for txid := range uint64(3) {
-			if err := st.PutMeta(ctx, gen, k, state.TxID(txid+1), []byte("m")); err != nil {
+			if err := st.PutMeta(ctx, gen, k, txn.TxID(txid+1), []byte("m")); err != nil {
 				t.Fatalf("%s: PutMeta: %v", name, err)
 			}
 		}

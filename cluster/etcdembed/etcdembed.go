@@ -32,6 +32,7 @@
 package etcdembed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,14 +187,6 @@ func parseURL(s string, tls bool) (url.URL, error) {
 	return *u, nil
 }
 
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // Server is a running member.
 type Server struct {
 	etcd *embed.Etcd
@@ -207,29 +200,29 @@ func Start(ctx context.Context, c Config) (*Server, error) {
 	}
 	cfg := embed.NewConfig()
 	cfg.Dir = c.Dir
-	cfg.Name = or(c.Name, DefaultName)
+	cfg.Name = cmp.Or(c.Name, DefaultName)
 	curl, _ := parseURL(c.clientURL(), c.clientTLS().enabled())
 	purl, _ := parseURL(c.peerURL(), c.peerTLS().enabled())
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{curl}, []url.URL{curl}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{purl}, []url.URL{purl}
-	cfg.InitialCluster = or(c.InitialCluster, cfg.Name+"="+purl.String())
-	cfg.InitialClusterToken = or(c.ClusterToken, "squall-etcd")
-	cfg.TickMs = uint(or(c.TickInterval, 100*time.Millisecond) / time.Millisecond)
-	cfg.ElectionMs = uint(or(c.ElectionTimeout, time.Second) / time.Millisecond)
+	cfg.InitialCluster = cmp.Or(c.InitialCluster, cfg.Name+"="+purl.String())
+	cfg.InitialClusterToken = cmp.Or(c.ClusterToken, "squall-etcd")
+	cfg.TickMs = uint(cmp.Or(c.TickInterval, 100*time.Millisecond) / time.Millisecond)
+	cfg.ElectionMs = uint(cmp.Or(c.ElectionTimeout, time.Second) / time.Millisecond)
 	cfg.Logger = "zap"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(or(c.Logger, zap.NewNop()))
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cmp.Or(c.Logger, zap.NewNop()))
 	cfg.LogOutputs = []string{embed.StdErrLogOutput} // unused: the builder above wins
 	cfg.Metrics = "basic"
 	cfg.ClientTLSInfo = c.clientTLS().info()
 	cfg.PeerTLSInfo = c.peerTLS().info()
-	cfg.AuthToken = or(c.AuthToken, embed.DefaultAuthToken)
-	cfg.BcryptCost = uint(or(c.BcryptCost, DefaultBcryptCost))
+	cfg.AuthToken = cmp.Or(c.AuthToken, embed.DefaultAuthToken)
+	cfg.BcryptCost = uint(cmp.Or(c.BcryptCost, DefaultBcryptCost))
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcdembed: start %s: %w", cfg.Name, err)
 	}
-	timer := time.NewTimer(or(c.ReadyTimeout, DefaultReadyTimeout))
+	timer := time.NewTimer(cmp.Or(c.ReadyTimeout, DefaultReadyTimeout))
 	defer timer.Stop()
 	select {
 	case <-e.Server.ReadyNotify():
@@ -243,7 +236,7 @@ func Start(ctx context.Context, c Config) (*Server, error) {
 	case <-timer.C:
 		e.Close()
 		return nil, fmt.Errorf("etcdembed: %s not ready within %v (for a cluster: have a quorum of its members started?)",
-			cfg.Name, or(c.ReadyTimeout, DefaultReadyTimeout))
+			cfg.Name, cmp.Or(c.ReadyTimeout, DefaultReadyTimeout))
 	}
 }
 

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -259,7 +260,7 @@ func newIsolator(iso Isolation, supervisorID, dataDir string, log *slog.Logger) 
 	case iso.NoCgroups:
 		unavailable = errors.New("Isolation.NoCgroups")
 	case len(need) > 0 || iso.CgroupParent != "":
-		parent := or(iso.CgroupParent, DefaultCgroupParent)
+		parent := cmp.Or(iso.CgroupParent, DefaultCgroupParent)
 		group, err := setupCgroup(parent, "squall-"+supervisorID, need)
 		if err != nil && iso.CgroupParent != "" {
 			return nil, fmt.Errorf("supervisor: Isolation.CgroupParent: %w", err)

@@ -198,26 +198,18 @@ type Supervisor struct {
 	starts atomic.Int64 // workers started (not adopted), for tests
 }
 
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // New returns a Supervisor.
 func New(cfg Config) (*Supervisor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.TTL = or(cfg.TTL, DefaultTTL)
-	cfg.Grace = or(cfg.Grace, DefaultGrace)
-	cfg.MinUptime = or(cfg.MinUptime, DefaultMinUptime)
-	cfg.RestartBackoff = or(cfg.RestartBackoff, DefaultRestartBackoff)
-	cfg.MaxRestartBackoff = or(cfg.MaxRestartBackoff, DefaultMaxRestartBackoff)
-	cfg.PollInterval = or(cfg.PollInterval, DefaultPollInterval)
-	cfg.PruneAfter = or(cfg.PruneAfter, DefaultPruneAfter)
+	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
+	cfg.Grace = cmp.Or(cfg.Grace, DefaultGrace)
+	cfg.MinUptime = cmp.Or(cfg.MinUptime, DefaultMinUptime)
+	cfg.RestartBackoff = cmp.Or(cfg.RestartBackoff, DefaultRestartBackoff)
+	cfg.MaxRestartBackoff = cmp.Or(cfg.MaxRestartBackoff, DefaultMaxRestartBackoff)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cfg.PruneAfter = cmp.Or(cfg.PruneAfter, DefaultPruneAfter)
 	if cfg.Bundle != nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Minute, Transport: &http.Transport{TLSClientConfig: cfg.Bundle.ClientTLS(pki.Nimbus)}}
 	} else if cfg.HTTPClient == nil {

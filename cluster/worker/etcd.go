@@ -11,8 +11,8 @@ import (
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/internal/backoff"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/txn"
 )
 
 // assignment reads the topology's assignment (nil: none), retrying while
@@ -116,7 +116,7 @@ func (w *worker) register(ctx context.Context, info string) {
 // StatusInterval, until ctx is done or the topology halts.
 func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 	key := w.keys.Status(w.cfg.Topology.Name)
-	var written state.TxID
+	var written txn.TxID
 	var writtenLease clientv3.LeaseID
 	for ctx.Err() == nil {
 		w.mu.Lock()

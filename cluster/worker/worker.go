@@ -33,6 +33,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,25 +156,17 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if cfg.Client == nil || cfg.Topology.Build == nil {
 		return 1, errors.New("worker: Config.Client and Config.Topology.Build are required")
 	}
-	cfg.TTL = or(cfg.TTL, DefaultTTL)
-	cfg.StatusInterval = or(cfg.StatusInterval, DefaultStatusInterval)
-	cfg.ErrorInterval = or(cfg.ErrorInterval, DefaultErrorInterval)
-	cfg.StopTimeout = or(cfg.StopTimeout, DefaultStopTimeout)
-	cfg.Listen = or(cfg.Listen, DefaultListen)
+	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
+	cfg.StatusInterval = cmp.Or(cfg.StatusInterval, DefaultStatusInterval)
+	cfg.ErrorInterval = cmp.Or(cfg.ErrorInterval, DefaultErrorInterval)
+	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, DefaultStopTimeout)
+	cfg.Listen = cmp.Or(cfg.Listen, DefaultListen)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	w := &worker{cfg: cfg, keys: meta.New(cfg.Prefix), clk: clock.Or(cfg.Clock),
 		log: cfg.Logger.With("topology", cfg.Topology.Name, "slot", cfg.Slot.String())}
 	return w.run(ctx)
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // errReassigned ends a worker whose epoch ended before it ran.

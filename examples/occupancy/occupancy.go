@@ -9,6 +9,7 @@ import (
 
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/trident"
+	"github.com/squallstream/squall/txn"
 )
 
 // Window sizes: 15-minute windows every minute, with two minutes for
@@ -41,7 +42,7 @@ type occupancyAcc struct {
 	enters, leaves int64
 }
 
-func (occupancyAgg) Init(trident.Attempt, trident.Collector) (*occupancyAcc, error) {
+func (occupancyAgg) Init(txn.Attempt, trident.Collector) (*occupancyAcc, error) {
 	return &occupancyAcc{people: map[string]bool{}}, nil
 }
 
@@ -152,7 +153,7 @@ func Run(ctx context.Context, batches [][][]any, store trident.WindowsStore, par
 		return nil, err
 	}
 	defer r.Stop(context.Background())
-	if err := r.WaitCommitted(ctx, trident.TxID(len(batches))); err != nil {
+	if err := r.WaitCommitted(ctx, txn.TxID(len(batches))); err != nil {
 		return nil, err
 	}
 	return res.All(), nil

@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/squallstream/squall/drpc"
-	"github.com/squallstream/squall/state/cassandra"
 	"io"
 	"log/slog"
 	"strconv"
 	"time"
 
+	"github.com/squallstream/squall/drpc"
+	"github.com/squallstream/squall/state/cassandra"
+	"github.com/squallstream/squall/txn"
+
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/monitor"
 	"github.com/squallstream/squall/spouts/kafka"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident"
 )
@@ -58,7 +59,7 @@ func (rc runConfig) spoutConfig(log *slog.Logger) kafka.Config {
 
 // runStats is what a run did.
 type runStats struct {
-	committed    state.TxID
+	committed    txn.TxID
 	emitted      uint64 // records read, replays included
 	deadLettered uint64
 	took         time.Duration
@@ -130,7 +131,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 	var (
 		lastLine, lastCheck time.Time
 		lastEmitted         uint64
-		caughtUpAt          state.TxID // a txid that, once committed, covers every record seen at the end
+		caughtUpAt          txn.TxID // a txid that, once committed, covers every record seen at the end
 		firstCommit         bool
 		stats               runStats
 	)
@@ -178,7 +179,7 @@ func runTopology(ctx context.Context, rc runConfig) (runStats, error) {
 		case caughtUpAt == 0:
 			// The batches that read the last records are in flight at
 			// most: once a later txid commits, they have too.
-			caughtUpAt = r.Committed() + state.TxID(cfg.MaxBatchesInFlight) + 1
+			caughtUpAt = r.Committed() + txn.TxID(cfg.MaxBatchesInFlight) + 1
 		case r.Committed() >= caughtUpAt:
 			return stats, nil
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestStatementKind classifies the statements the example and squall's
@@ -96,7 +97,7 @@ func TestCassandraStatementsCounted(t *testing.T) {
 		return by[stmtTimelineWrite], by[stmtTimelineRead]
 	}
 	w0, r0 := counts()
-	for txid := state.TxID(1); txid <= 3; txid++ {
+	for txid := txn.TxID(1); txid <= 3; txid++ {
 		if err := timelines.BeginCommit(ctx, txid); err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/squallstream/squall/drpc"
 	"time"
+
+	"github.com/squallstream/squall/drpc"
+	"github.com/squallstream/squall/txn"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
 	"github.com/squallstream/squall/state"
@@ -90,8 +92,8 @@ func (p pipeline) build(t *trident.Topology, events *trident.Stream) *trident.St
 // same rows.
 type presenceState struct{ table Presence }
 
-func (*presenceState) BeginCommit(context.Context, state.TxID) error { return nil }
-func (*presenceState) Commit(context.Context, state.TxID) error      { return nil }
+func (*presenceState) BeginCommit(context.Context, txn.TxID) error { return nil }
+func (*presenceState) Commit(context.Context, txn.TxID) error      { return nil }
 
 // presenceUpdater upserts a batch's events and emits every touched visit
 // whose row is complete after the write. That depends only on the stored

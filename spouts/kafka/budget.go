@@ -3,7 +3,7 @@ package kafka
 import (
 	"math"
 
-	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // taskBudget is what is left of the per-task caps
@@ -20,7 +20,7 @@ import (
 // batch whose first record alone is over MaxBatchBytesPerTask: it holds
 // that record only.
 type taskBudget struct {
-	attempt    spout.Attempt
+	attempt    txn.Attempt
 	active     bool
 	records    int // left; meaningful with a records cap
 	bytes      int // left; meaningful with a bytes cap
@@ -30,7 +30,7 @@ type taskBudget struct {
 
 // limits returns the limits of a new batch of one partition in attempt a,
 // and counts the partition as emitted.
-func (e *emitter) limits(a spout.Attempt) limits {
+func (e *emitter) limits(a txn.Attempt) limits {
 	cfg := e.s.cfg
 	lim := limits{maxRecords: cfg.MaxRecordsPerPartition, maxBytes: cfg.MaxBytesPerPartition, firstBytes: math.MaxInt, until: -1}
 	if cfg.MaxBatchRecordsPerTask == 0 && cfg.MaxBatchBytesPerTask == 0 {
@@ -55,7 +55,7 @@ func (e *emitter) limits(a spout.Attempt) limits {
 }
 
 // spend takes what a partition's batch read from the budget.
-func (e *emitter) spend(a spout.Attempt, res readResult) {
+func (e *emitter) spend(a txn.Attempt, res readResult) {
 	b := &e.budget
 	if !b.active || b.attempt != a || res.count == 0 {
 		return

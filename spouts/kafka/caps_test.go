@@ -9,9 +9,9 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/squallstream/squall/spouts/kafka"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // record20 is a record of 20 counted bytes: a 3-byte key, a 10-byte
@@ -62,7 +62,7 @@ func TestTaskCaps(t *testing.T) {
 		}
 		// counts emits one attempt of every partition and returns the
 		// records of each.
-		counts := func(e spout.Emitter[kafka.Meta], a spout.Attempt) []int {
+		counts := func(e spout.Emitter[kafka.Meta], a txn.Attempt) []int {
 			t.Helper()
 			if err := e.(spout.Refresher).Refresh(context.Background(), owned); err != nil {
 				t.Fatal(err)
@@ -91,26 +91,26 @@ func TestTaskCaps(t *testing.T) {
 		cfg := b.spoutConfig(t, topic)
 		cfg.MaxBatchBytesPerTask = 200 // 10 records: shares 50, 54, 60, 60 bytes
 		e := newSpout(t, cfg).NewEmitter(0)
-		check("bytes per task", counts(e, spout.Attempt{TxID: 1}), []int{2, 2, 3, 3})
-		check("bytes per task, next attempt", counts(e, spout.Attempt{TxID: 1, N: 1}), []int{2, 2, 3, 3})
+		check("bytes per task", counts(e, txn.Attempt{TxID: 1}), []int{2, 2, 3, 3})
+		check("bytes per task, next attempt", counts(e, txn.Attempt{TxID: 1, N: 1}), []int{2, 2, 3, 3})
 
 		cfg = b.spoutConfig(t, topic)
 		cfg.MaxBatchRecordsPerTask = 5 // shares 2, 1, 1, 1
-		check("records per task", counts(newSpout(t, cfg).NewEmitter(0), spout.Attempt{TxID: 1}), []int{2, 1, 1, 1})
+		check("records per task", counts(newSpout(t, cfg).NewEmitter(0), txn.Attempt{TxID: 1}), []int{2, 1, 1, 1})
 
 		cfg.MaxBatchRecordsPerTask = 2 // shares 1, 1, then nothing left
-		check("records per task under the partitions", counts(newSpout(t, cfg).NewEmitter(0), spout.Attempt{TxID: 1}), []int{1, 1, 0, 0})
+		check("records per task under the partitions", counts(newSpout(t, cfg).NewEmitter(0), txn.Attempt{TxID: 1}), []int{1, 1, 0, 0})
 
 		// The task's first record is taken whatever its size; then the
 		// batch is full.
 		cfg = b.spoutConfig(t, topic)
 		cfg.MaxBatchBytesPerTask = 10
-		check("a first record over the task cap", counts(newSpout(t, cfg).NewEmitter(0), spout.Attempt{TxID: 1}), []int{1, 0, 0, 0})
+		check("a first record over the task cap", counts(newSpout(t, cfg).NewEmitter(0), txn.Attempt{TxID: 1}), []int{1, 0, 0, 0})
 
 		// The per-partition cap still applies within the share.
 		cfg = b.spoutConfig(t, topic)
 		cfg.MaxBatchRecordsPerTask, cfg.MaxRecordsPerPartition = 100, 4
-		check("per-partition cap under the task's", counts(newSpout(t, cfg).NewEmitter(0), spout.Attempt{TxID: state.TxID(1)}), []int{4, 4, 4, 4})
+		check("per-partition cap under the task's", counts(newSpout(t, cfg).NewEmitter(0), txn.Attempt{TxID: txn.TxID(1)}), []int{4, 4, 4, 4})
 	})
 }
 

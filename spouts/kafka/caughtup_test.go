@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/spouts/kafka"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestCaughtUp compares a rebuild's positions with the live topology's.
@@ -43,14 +43,14 @@ func TestMirroredOffsets(t *testing.T) {
 			cfg.MaxRecordsPerPartition = 5
 			e := newSpout(t, cfg).NewEmitter(0)
 			var prev *kafka.Meta
-			for txid := state.TxID(1); txid <= state.TxID(batches); txid++ {
+			for txid := txn.TxID(1); txid <= txn.TxID(batches); txid++ {
 				m, _ := emit(t, e, txid, part(topic, 0), prev)
 				prev = &m
 				if err := e.(spout.Committer).Committed(context.Background(), txid); err != nil {
 					t.Fatal(err)
 				}
 			}
-			waitMirroredAt(t, b, name, topic, int64(5*batches), state.TxID(batches))
+			waitMirroredAt(t, b, name, topic, int64(5*batches), txn.TxID(batches))
 			return cfg
 		}
 		liveCfg := run(t.Name()+"-live", 3)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/spouts/kafka/kafkatest"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 var epoch = time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
@@ -264,7 +264,7 @@ func TestEmitterMirrorsTheEndsOfCommittedBatches(t *testing.T) {
 		m.pending = map[topicPartition]mirrorPos{}
 		return got
 	}
-	committed := func(txid state.TxID, want map[topicPartition]mirrorPos) {
+	committed := func(txid txn.TxID, want map[topicPartition]mirrorPos) {
 		t.Helper()
 		if err := e.Committed(ctx, txid); err != nil {
 			t.Fatal(err)

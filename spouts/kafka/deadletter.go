@@ -8,8 +8,7 @@ import (
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
-
-	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Headers the spout adds to a dead letter, beside the record's own.
@@ -121,7 +120,7 @@ func letterSize(m kafkago.Message) int {
 // stalls the stream. A retryable error (broker down, leader moving) fails
 // the batch as retryable; a truncated letter that is refused too fails it
 // as reported.
-func (s *Spout) deadLetter(ctx context.Context, a spout.Attempt, bad []badRecord) error {
+func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, bad []badRecord) error {
 	s.stats.decodeFailures.Add(uint64(len(bad)))
 	for _, b := range bad {
 		s.cfg.Logger.Warn("kafka spout: record rejected by the decoder; sent to the dead-letter topic",
@@ -173,7 +172,7 @@ func (s *Spout) deadLetter(ctx context.Context, a spout.Attempt, bad []badRecord
 // several letters may be over the limit where one is not), then, refused
 // again, as a truncated letter. A truncated letter refused too is a
 // reported error.
-func (s *Spout) rewriteRefused(ctx context.Context, a spout.Attempt, tp topicPartition, b badRecord,
+func (s *Spout) rewriteRefused(ctx context.Context, a txn.Attempt, tp topicPartition, b badRecord,
 	letter kafkago.Message, truncated, withOthers bool, refusal error) error {
 	if truncated {
 		return s.brokerError(tp, "write a truncated dead letter to "+s.cfg.DeadLetterTopic, refusal)
@@ -242,7 +241,7 @@ func refused(err error) bool {
 
 // fullLetter is the dead letter of b: the record's key, value and
 // headers, plus the squall.* headers.
-func (s *Spout) fullLetter(a spout.Attempt, b badRecord) kafkago.Message {
+func (s *Spout) fullLetter(a txn.Attempt, b badRecord) kafkago.Message {
 	headers := make([]kafkago.Header, 0, len(b.rec.Headers)+6)
 	for _, h := range b.rec.Headers {
 		headers = append(headers, kafkago.Header{Key: h.Key, Value: h.Value})
@@ -254,7 +253,7 @@ func (s *Spout) fullLetter(a spout.Attempt, b badRecord) kafkago.Message {
 // truncatedLetter is the small dead letter of b written when its full
 // letter cannot be: the coordinates, the decoder's error, why, the
 // record's size, and the first bytes of its key and value.
-func (s *Spout) truncatedLetter(a spout.Attempt, b badRecord, why error) kafkago.Message {
+func (s *Spout) truncatedLetter(a txn.Attempt, b badRecord, why error) kafkago.Message {
 	headers := s.appendCoordinates(make([]kafkago.Header, 0, 8), a, b, head([]byte(b.err.Error()), truncatedTextBytes))
 	headers = append(headers,
 		kafkago.Header{Key: HeaderTruncated, Value: head([]byte(why.Error()), truncatedTextBytes)},
@@ -268,7 +267,7 @@ func (s *Spout) truncatedLetter(a spout.Attempt, b badRecord, why error) kafkago
 	}
 }
 
-func (s *Spout) appendCoordinates(headers []kafkago.Header, a spout.Attempt, b badRecord, errText []byte) []kafkago.Header {
+func (s *Spout) appendCoordinates(headers []kafkago.Header, a txn.Attempt, b badRecord, errText []byte) []kafkago.Header {
 	return append(headers,
 		kafkago.Header{Key: HeaderError, Value: errText},
 		kafkago.Header{Key: HeaderTopic, Value: []byte(b.rec.Topic)},
@@ -289,7 +288,7 @@ func head(b []byte, n int) []byte {
 
 // lettered counts the letter of b that was written and, if it is a
 // truncated letter, logs it.
-func (s *Spout) lettered(a spout.Attempt, b badRecord, letter kafkago.Message, truncated bool) {
+func (s *Spout) lettered(a txn.Attempt, b badRecord, letter kafkago.Message, truncated bool) {
 	s.stats.deadLettered.Add(1)
 	if !truncated {
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // emitter is one task's spout.Emitter[Meta] (Storm's
@@ -75,7 +76,7 @@ func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 // about MaxBytesPerPartition bytes, what the log holds now: it does not
 // wait for records, so an idle partition gives an empty batch that keeps
 // its position.
-func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
+func (e *emitter) Emit(ctx context.Context, a txn.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
 	m, err := e.emit(ctx, a, p, prev, c)
 	if err == nil {
 		e.noteEnd(p, a.TxID, m.Next)
@@ -83,7 +84,7 @@ func (e *emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 	return m, err
 }
 
-func (e *emitter) emit(ctx context.Context, a spout.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
+func (e *emitter) emit(ctx context.Context, a txn.Attempt, p spout.Partition, prev *Meta, c spout.Collector) (Meta, error) {
 	if e.s.closed.Load() {
 		return Meta{}, ErrClosed
 	}
@@ -155,7 +156,7 @@ func (e *emitter) start(ctx context.Context, tp topicPartition, p spout.Partitio
 
 // skip applies SkipToEarliest to oor: it reports and counts the loss and
 // returns the new start.
-func (e *emitter) skip(a spout.Attempt, oor *OutOfRangeError, c spout.Collector) (int64, error) {
+func (e *emitter) skip(a txn.Attempt, oor *OutOfRangeError, c spout.Collector) (int64, error) {
 	lost := max(oor.Earliest-oor.Offset, 0)
 	e.s.stats.outOfRangeSkips.Add(1)
 	e.s.stats.offsetsLost.Add(uint64(lost))
@@ -171,7 +172,7 @@ func (e *emitter) skip(a spout.Attempt, oor *OutOfRangeError, c spout.Collector)
 // them (a frozen batch is redone even after a redeploy). If they are no
 // longer all there, it returns an error matching spout.ErrUnavailable,
 // and ErrOutOfRange too if the range starts before the log does.
-func (e *emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
+func (e *emitter) Reemit(ctx context.Context, a txn.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
 	err := e.reemit(ctx, a, p, meta, c)
 	if err == nil && meta.TopologyID == e.s.cfg.TopologyID {
 		e.noteEnd(p, a.TxID, meta.Next)
@@ -179,7 +180,7 @@ func (e *emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition
 	return err
 }
 
-func (e *emitter) reemit(ctx context.Context, a spout.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
+func (e *emitter) reemit(ctx context.Context, a txn.Attempt, p spout.Partition, meta Meta, c spout.Collector) error {
 	if e.s.closed.Load() {
 		return ErrClosed
 	}

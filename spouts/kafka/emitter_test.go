@@ -10,9 +10,9 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/spouts/kafka"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // Storm's KafkaTridentSpoutEmitter cases, on the in-process broker and the
@@ -100,7 +100,7 @@ func TestEmptyBatchesThenNewRecords(t *testing.T) {
 		wantValues(t, "batch 1", got, seq(0, 2))
 		for txid := range 3 {
 			var empty []string
-			m, empty = emit(t, e, state.TxID(2+txid), p, &m)
+			m, empty = emit(t, e, txn.TxID(2+txid), p, &m)
 			if len(empty) != 0 || m.First != 2 || m.Next != 2 || m.Count != 0 {
 				t.Fatalf("empty batch %d: meta %+v values %v, want [2, 2)", txid, m, empty)
 			}
@@ -129,18 +129,18 @@ func TestReemitExactRange(t *testing.T) {
 		// records in the log: exactly the range, nothing after Next.
 		for _, meta := range []kafka.Meta{m, {First: 3, Next: 8, Count: 5, TopologyID: "old-deploy", TxID: 9}} {
 			var c spouttest.Collector
-			if err := sp.NewEmitter(1).Reemit(context.Background(), spout.Attempt{TxID: 1, N: 1}, p, meta, &c); err != nil {
+			if err := sp.NewEmitter(1).Reemit(context.Background(), txn.Attempt{TxID: 1, N: 1}, p, meta, &c); err != nil {
 				t.Fatalf("reemit %+v: %v", meta, err)
 			}
 			wantValues(t, "re-emit", rawValues(t, c.Tuples()), seq(int(meta.First), int(meta.Next)))
 		}
 		// An empty batch re-emits nothing.
 		var c spouttest.Collector
-		if err := sp.NewEmitter(0).Reemit(context.Background(), spout.Attempt{TxID: 2}, p, kafka.Meta{First: 5, Next: 5}, &c); err != nil || len(c.Tuples()) != 0 {
+		if err := sp.NewEmitter(0).Reemit(context.Background(), txn.Attempt{TxID: 2}, p, kafka.Meta{First: 5, Next: 5}, &c); err != nil || len(c.Tuples()) != 0 {
 			t.Fatalf("empty re-emit: %v, %d tuples", err, len(c.Tuples()))
 		}
 		// A range that claims more records than the log holds is gone.
-		err := sp.NewEmitter(0).Reemit(context.Background(), spout.Attempt{TxID: 3}, p, kafka.Meta{First: 18, Next: 30, Count: 12}, &spouttest.Collector{})
+		err := sp.NewEmitter(0).Reemit(context.Background(), txn.Attempt{TxID: 3}, p, kafka.Meta{First: 18, Next: 30, Count: 12}, &spouttest.Collector{})
 		if !errors.Is(err, spout.ErrUnavailable) {
 			t.Fatalf("re-emit past the log end: %v, want ErrUnavailable", err)
 		}
@@ -278,7 +278,7 @@ func TestRetryableWhenBrokerDown(t *testing.T) {
 	sp := newSpout(t, cfg)
 	b.cluster.Close()
 	var c spouttest.Collector
-	_, err := sp.NewEmitter(0).Emit(context.Background(), spout.Attempt{TxID: 1}, part(topic, 0), nil, &c)
+	_, err := sp.NewEmitter(0).Emit(context.Background(), txn.Attempt{TxID: 1}, part(topic, 0), nil, &c)
 	if err == nil || !failure.IsRetryable(err) || failure.IsReported(err) {
 		t.Fatalf("emit with the broker down: %v (kind %v), want a retryable error", err, failure.KindOf(err))
 	}

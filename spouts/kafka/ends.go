@@ -3,8 +3,8 @@ package kafka
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // batchEnds are where a partition's emitted, not yet committed batches
@@ -15,7 +15,7 @@ type batchEnds struct {
 }
 
 type batchEnd struct {
-	txid state.TxID
+	txid txn.TxID
 	next int64
 }
 
@@ -23,7 +23,7 @@ type batchEnd struct {
 // txid (a first emit or a replay) replaces those of txid and later: the
 // coordinator discarded them. So the list holds only batches in flight,
 // at most MaxBatchesInFlight of them.
-func (e *emitter) noteEnd(p spout.Partition, txid state.TxID, next int64) {
+func (e *emitter) noteEnd(p spout.Partition, txid txn.TxID, next int64) {
 	if e.s.mirror == nil {
 		return
 	}
@@ -48,7 +48,7 @@ func (e *emitter) noteEnd(p spout.Partition, txid state.TxID, next int64) {
 // latest batch up to txid. Batches emitted before a worker restart are not
 // known here; the first batch committed after it brings the mirror up to
 // date. It never fails: the mirror is for monitoring only.
-func (e *emitter) Committed(_ context.Context, txid state.TxID) error {
+func (e *emitter) Committed(_ context.Context, txid txn.TxID) error {
 	if e.s.mirror == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // limits bound one read of a partition.
@@ -48,7 +49,7 @@ func fetchBytes(budget int) int64 {
 // it ends the batch early. first, if not nil, is a response already
 // fetched from offset from (a read-ahead), used instead of the first
 // fetch.
-func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, from int64, lim limits,
+func (s *Spout) read(ctx context.Context, a txn.Attempt, tp topicPartition, from int64, lim limits,
 	first *kafkago.FetchResponse, c spout.Collector) (readResult, error) {
 	res := readResult{next: from}
 	bytes := 0
@@ -111,7 +112,7 @@ func (s *Spout) read(ctx context.Context, a spout.Attempt, tp topicPartition, fr
 
 // consume reads the records of one fetch response into c. stop says that
 // a limit was reached.
-func (s *Spout) consume(a spout.Attempt, tp topicPartition, records kafkago.RecordReader, lim limits,
+func (s *Spout) consume(a txn.Attempt, tp topicPartition, records kafkago.RecordReader, lim limits,
 	res *readResult, bytes *int, c spout.Collector, bad *[]badRecord) (got int, stop bool, err error) {
 	var raw *rawValues
 	if _, ok := s.cfg.Decoder.(RawFields); ok {

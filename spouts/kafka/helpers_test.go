@@ -14,9 +14,9 @@ import (
 	"github.com/squallstream/squall/internal/testenv"
 	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/spouts/kafka/kafkatest"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // broker is a Kafka cluster a test uses: the real one or a kafkatest one.
@@ -164,10 +164,10 @@ func part(topic string, i int) spout.Partition {
 
 // emit has e emit a new batch and returns its metadata and the values of
 // the tuples (the raw value field).
-func emit(t testing.TB, e spout.Emitter[kafka.Meta], txid state.TxID, p spout.Partition, prev *kafka.Meta) (kafka.Meta, []string) {
+func emit(t testing.TB, e spout.Emitter[kafka.Meta], txid txn.TxID, p spout.Partition, prev *kafka.Meta) (kafka.Meta, []string) {
 	t.Helper()
 	var c spouttest.Collector
-	m, err := e.Emit(context.Background(), spout.Attempt{TxID: txid}, p, prev, &c)
+	m, err := e.Emit(context.Background(), txn.Attempt{TxID: txid}, p, prev, &c)
 	if err != nil {
 		t.Fatalf("emit txid %d of %s: %v", txid, p, err)
 	}

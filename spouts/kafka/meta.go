@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Meta is the stored metadata of one partition's batch: the batch holds
@@ -15,11 +15,11 @@ import (
 // less than Next-First where the log has no record at some offsets
 // (transaction markers, compaction).
 type Meta struct {
-	First      int64      `json:"first"`
-	Next       int64      `json:"next"`
-	Count      int        `json:"count"`
-	TopologyID string     `json:"topology"`
-	TxID       state.TxID `json:"txid"`
+	First      int64    `json:"first"`
+	Next       int64    `json:"next"`
+	Count      int      `json:"count"`
+	TopologyID string   `json:"topology"`
+	TxID       txn.TxID `json:"txid"`
 }
 
 // String describes the batch, for errors and logs.

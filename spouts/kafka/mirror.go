@@ -10,7 +10,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // mirror commits the spout's committed progress to the consumer group
@@ -51,7 +51,7 @@ type mirror struct {
 
 type mirrorPos struct {
 	offset int64
-	txid   state.TxID
+	txid   txn.TxID
 }
 
 // mirrorConfig is what a mirror needs from its spout.
@@ -79,7 +79,7 @@ func newMirror(c mirrorConfig) *mirror {
 
 // note records that tp's batches up to txid, which committed, ended at
 // offset. A note older than one already pending for tp is dropped.
-func (m *mirror) note(tp topicPartition, offset int64, txid state.TxID) {
+func (m *mirror) note(tp topicPartition, offset int64, txid txn.TxID) {
 	m.mu.Lock()
 	if old, ok := m.pending[tp]; !ok || old.txid <= txid {
 		m.pending[tp] = mirrorPos{offset: offset, txid: txid}

@@ -8,8 +8,8 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestMirrorFollowsCommits: the consumer group shows where the last
@@ -22,7 +22,7 @@ func TestMirrorFollowsCommits(t *testing.T) {
 		cfg := b.spoutConfig(t, topic)
 		cfg.MirrorInterval = 20 * time.Millisecond
 		e := newSpout(t, cfg).NewEmitter(0)
-		committed := func(txid state.TxID) {
+		committed := func(txid txn.TxID) {
 			t.Helper()
 			if err := e.(spout.Committer).Committed(context.Background(), txid); err != nil {
 				t.Fatalf("Committed(%d): %v", txid, err)
@@ -40,7 +40,7 @@ func TestMirrorFollowsCommits(t *testing.T) {
 
 // waitMirroredAt waits until group has offset committed for partition 0
 // of topic, with txid in the metadata.
-func waitMirroredAt(t *testing.T, b *broker, group, topic string, offset int64, txid state.TxID) {
+func waitMirroredAt(t *testing.T, b *broker, group, topic string, offset int64, txid txn.TxID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -15,6 +15,7 @@ import (
 	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // deleteRecords deletes the records of topic's partition before offset,
@@ -62,7 +63,7 @@ func TestOutOfRange(t *testing.T) {
 
 		// Default: the batch fails with a reported error naming the
 		// partition and the offsets.
-		_, err := sp.NewEmitter(0).Emit(context.Background(), spout.Attempt{TxID: 2}, p, &m, &spouttest.Collector{})
+		_, err := sp.NewEmitter(0).Emit(context.Background(), txn.Attempt{TxID: 2}, p, &m, &spouttest.Collector{})
 		var oor *kafka.OutOfRangeError
 		if !errors.As(err, &oor) || !failure.IsReported(err) || oor.Offset != 3 || oor.Earliest != 7 || oor.End != 10 ||
 			!strings.Contains(err.Error(), topic+" partition 0: offset 3 is out of range") || !strings.Contains(err.Error(), "4 offsets were deleted") {
@@ -71,7 +72,7 @@ func TestOutOfRange(t *testing.T) {
 		t.Log(err)
 
 		// A transactional replay of the stored range is unavailable.
-		err = sp.NewEmitter(0).Reemit(context.Background(), spout.Attempt{TxID: 1, N: 1}, p, m, &spouttest.Collector{})
+		err = sp.NewEmitter(0).Reemit(context.Background(), txn.Attempt{TxID: 1, N: 1}, p, m, &spouttest.Collector{})
 		if !errors.Is(err, spout.ErrUnavailable) || !errors.Is(err, kafka.ErrOutOfRange) {
 			t.Fatalf("re-emit of deleted records: %v, want ErrUnavailable and ErrOutOfRange", err)
 		}
@@ -80,7 +81,7 @@ func TestOutOfRange(t *testing.T) {
 		cfg.OnOutOfRange = kafka.SkipToEarliest
 		skipper := newSpout(t, cfg)
 		var c spouttest.Collector
-		m2, err := skipper.NewEmitter(0).Emit(context.Background(), spout.Attempt{TxID: 2}, p, &m, &c)
+		m2, err := skipper.NewEmitter(0).Emit(context.Background(), txn.Attempt{TxID: 2}, p, &m, &c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/boltstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // The end-to-end tests count records per key: Kafka -> spout -> chaos
@@ -209,7 +210,7 @@ func (pl *pipeline) waitTotal(t testing.TB, ctx context.Context, want int64) map
 	// partition has been read to its end: fail then instead of at the
 	// deadline. "Then" is five batches and 3s (a new partition takes up to
 	// RefreshInterval, 500ms here, to be listed).
-	var stuckAt state.TxID
+	var stuckAt txn.TxID
 	var stuckN int64 = -1
 	var stuckSince time.Time
 	for {

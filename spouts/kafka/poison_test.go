@@ -14,10 +14,10 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/spouts/kafka"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // rejectBad is a decoder of one field, the value, that rejects values
@@ -44,7 +44,7 @@ func decodedSpout(t *testing.T, b *broker, topic, dlq string) *kafka.Spout {
 // decoded values, or the error.
 func emitValues(e spout.Emitter[kafka.Meta], txid int, p spout.Partition) (kafka.Meta, []string, error) {
 	var c spouttest.Collector
-	m, err := e.Emit(context.Background(), spout.Attempt{TxID: state.TxID(txid)}, p, nil, &c)
+	m, err := e.Emit(context.Background(), txn.Attempt{TxID: txn.TxID(txid)}, p, nil, &c)
 	var out []string
 	for _, tu := range c.Tuples() {
 		out = append(out, tu[0].(string))

@@ -24,6 +24,7 @@ import (
 	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // The tests of this file run against the SASL_SSL listener of the real
@@ -155,7 +156,7 @@ func TestSASLSSLDeadLetters(t *testing.T) {
 		return []any{string(r.Value)}, nil
 	})
 	var c spouttest.Collector
-	if _, err := newSpout(t, cfg).NewEmitter(0).Emit(context.Background(), spout.Attempt{TxID: 1}, part(topic, 0), nil, &c); err != nil {
+	if _, err := newSpout(t, cfg).NewEmitter(0).Emit(context.Background(), txn.Attempt{TxID: 1}, part(topic, 0), nil, &c); err != nil {
 		t.Fatalf("emit: %v", err)
 	}
 	if n := len(c.Tuples()); n != 2 {

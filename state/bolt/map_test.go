@@ -16,6 +16,7 @@ import (
 	"github.com/squallstream/squall/state/bolt"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/statetest"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -62,11 +63,11 @@ func TestReopenPersists(t *testing.T) {
 	}
 	m := opaque.New(bm, state.MapOptions[int64]{})
 	for tx, d := range []int64{1, 10} {
-		m.BeginCommit(ctx, state.TxID(tx+1))
+		m.BeginCommit(ctx, txn.TxID(tx+1))
 		if _, err := m.MultiUpdate(ctx, keys, ups(d, 2*d)); err != nil {
 			t.Fatal(err)
 		}
-		m.Commit(ctx, state.TxID(tx+1))
+		m.Commit(ctx, txn.TxID(tx+1))
 	}
 	if err := bm.Close(); err != nil {
 		t.Fatal(err)

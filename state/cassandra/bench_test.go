@@ -11,6 +11,7 @@ import (
 	"github.com/squallstream/squall/state/cassandra"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // BenchmarkCassandraOpaqueUpdate runs batches of N distinct keys through
@@ -29,7 +30,7 @@ func BenchmarkCassandraOpaqueUpdate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var txid state.TxID // grows across sub-benchmarks, which share keys
+	var txid txn.TxID // grows across sub-benchmarks, which share keys
 	for _, n := range []int{1000, 10000} {
 		keys := make([]state.Key, n)
 		ups := make([]state.ValueUpdater[int64], n)

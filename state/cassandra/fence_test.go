@@ -8,6 +8,7 @@ import (
 	"github.com/squallstream/squall/state/cassandra"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // heldPuts is a backing map whose writes are held back instead of sent:
@@ -56,7 +57,7 @@ func TestFencingStaleWriterLoses(t *testing.T) {
 		return m
 	}
 	keys := []state.Key{state.MustKey("the"), state.MustKey("cow")}
-	apply := func(m state.MapState[int64], txid state.TxID, n int64, keys ...state.Key) {
+	apply := func(m state.MapState[int64], txid txn.TxID, n int64, keys ...state.Key) {
 		t.Helper()
 		if err := m.BeginCommit(ctx, txid); err != nil {
 			t.Fatal(err)

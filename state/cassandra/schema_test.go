@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/state/cassandra"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestTypedColumns keys a table by (room text, hour timestamp) and keeps an
@@ -35,7 +36,7 @@ func TestTypedColumns(t *testing.T) {
 	m := opaque.New[int64](b, state.MapOptions[int64]{Name: "presence"})
 	hour := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 	keys := []state.Key{state.MustKey("room-7", hour), state.MustKey("room-8", hour)}
-	add := func(txid state.TxID, n int64) {
+	add := func(txid txn.TxID, n int64) {
 		t.Helper()
 		if err := m.BeginCommit(ctx, txid); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/core"
 	"github.com/squallstream/squall/state/internal/wire"
+	"github.com/squallstream/squall/txn"
 )
 
 // format stores a value as the plain envelope [kind|version, value].
@@ -40,10 +41,10 @@ func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
 }
 
 // BeginCommit does nothing.
-func (m *Map[V]) BeginCommit(context.Context, state.TxID) error { return nil }
+func (m *Map[V]) BeginCommit(context.Context, txn.TxID) error { return nil }
 
 // Commit does nothing.
-func (m *Map[V]) Commit(context.Context, state.TxID) error { return nil }
+func (m *Map[V]) Commit(context.Context, txn.TxID) error { return nil }
 
 // SetCorruptHandler implements state.CorruptHandling: h decides what
 // becomes of stored values that cannot be decoded.

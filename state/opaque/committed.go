@@ -5,6 +5,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/core"
+	"github.com/squallstream/squall/txn"
 )
 
 var _ state.CommittedReader[int] = (*Map[int])(nil)
@@ -13,7 +14,7 @@ var _ state.CommittedReader[int] = (*Map[int])(nil)
 // with txid S, Curr if S <= committed, otherwise Prev (absent when S was
 // the first batch to write the key). Commits happen in txid order, so Prev
 // of a value written after committed was written by a committed batch.
-func (m *Map[V]) MultiGetCommitted(ctx context.Context, committed state.TxID, keys []state.Key) ([]state.Entry[V], error) {
+func (m *Map[V]) MultiGetCommitted(ctx context.Context, committed txn.TxID, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return core.Get(ctx, &m.store, keys, m.codec, func(c *core.Call[record], i int) (state.Entry[[]byte], error) {

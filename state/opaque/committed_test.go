@@ -6,6 +6,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestMultiGetCommitted: batch 2 wrote but did not commit; as of txid 1 a
@@ -15,7 +16,7 @@ func TestMultiGetCommitted(t *testing.T) {
 	ctx := context.Background()
 	m := opaque.New[int](state.NewMemory("m"), state.MapOptions[int]{})
 	a, b := state.MustKey("a"), state.MustKey("b")
-	put := func(txid state.TxID, keys []state.Key, vals []int) {
+	put := func(txid txn.TxID, keys []state.Key, vals []int) {
 		t.Helper()
 		if err := m.BeginCommit(ctx, txid); err != nil {
 			t.Fatal(err)
@@ -31,7 +32,7 @@ func TestMultiGetCommitted(t *testing.T) {
 	put(2, []state.Key{a, b}, []int{5, 3}) // no Commit: its commit failed
 
 	for _, tc := range []struct {
-		committed state.TxID
+		committed txn.TxID
 		want      []state.Entry[int]
 	}{
 		{1, []state.Entry[int]{{Val: 1, Found: true}, {}}},

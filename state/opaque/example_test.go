@@ -6,6 +6,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // A count per room, where batch 2 fails after its write and is replayed
@@ -17,7 +18,7 @@ func ExampleMap() {
 	sum := state.CombinerFunc[int64](func(a, b int64) int64 { return a + b })
 	room := []state.Key{state.MustKey("room-7")}
 
-	batch := func(tx state.TxID, n int64, commit bool) {
+	batch := func(tx txn.TxID, n int64, commit bool) {
 		counts.BeginCommit(ctx, tx)
 		vs, _ := counts.MultiUpdate(ctx, room, []state.ValueUpdater[int64]{state.Combine[int64](sum, n)})
 		fmt.Printf("txid %v: +%d -> %d\n", tx, n, vs[0])

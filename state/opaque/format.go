@@ -4,6 +4,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/core"
 	"github.com/squallstream/squall/state/internal/wire"
+	"github.com/squallstream/squall/txn"
 )
 
 // record is a stored opaque value with the user values still encoded.
@@ -22,7 +23,7 @@ var format = core.Format[record]{
 		if err != nil {
 			return record{}, err
 		}
-		return record{TxID: state.TxID(o.TxID), Curr: o.Curr, Prev: o.Prev, HasPrev: o.HasPrev}, nil
+		return record{TxID: txn.TxID(o.TxID), Curr: o.Curr, Prev: o.Prev, HasPrev: o.HasPrev}, nil
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/core"
+	"github.com/squallstream/squall/txn"
 )
 
 // Map is an opaque transactional MapState over a backing map (Storm's
@@ -44,14 +45,14 @@ func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
 // Beginning the same txid again starts a replay.
-func (m *Map[V]) BeginCommit(_ context.Context, txid state.TxID) error {
+func (m *Map[V]) BeginCommit(_ context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.store.Begin(txid)
 }
 
 // Commit ends batch txid; reads outside a commit see curr.
-func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
+func (m *Map[V]) Commit(_ context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.store.End(txid)

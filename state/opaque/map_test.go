@@ -10,6 +10,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/statetest"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestMapStormTable(t *testing.T) {
@@ -41,14 +42,14 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, ctx: context.Background(), mem: mem, m: opaque.New(mem, state.MapOptions[int64]{})}
 }
 
-func (f *fixture) begin(tx state.TxID) {
+func (f *fixture) begin(tx txn.TxID) {
 	f.t.Helper()
 	if err := f.m.BeginCommit(f.ctx, tx); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
-func (f *fixture) commit(tx state.TxID) {
+func (f *fixture) commit(tx txn.TxID) {
 	f.t.Helper()
 	if err := f.m.Commit(f.ctx, tx); err != nil {
 		f.t.Fatal(err)

@@ -1,12 +1,15 @@
 package opaque
 
-import "github.com/squallstream/squall/state"
+import (
+	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
+)
 
 // Value is an opaque value: Curr as written by batch TxID, and Prev, the
 // value before that batch (absent when TxID was the first batch to write
 // the key). It is Storm's OpaqueValue.
 type Value[V any] struct {
-	TxID    state.TxID
+	TxID    txn.TxID
 	Curr    V
 	Prev    V
 	HasPrev bool
@@ -18,7 +21,7 @@ type Value[V any] struct {
 //   - batch == TxID (a replay of the batch that wrote Curr): Prev, which
 //     may be absent;
 //   - batch < TxID: a *state.BehindError.
-func (v Value[V]) Get(batch state.TxID) (state.Entry[V], error) {
+func (v Value[V]) Get(batch txn.TxID) (state.Entry[V], error) {
 	switch {
 	case batch == 0 || v.TxID < batch:
 		return state.Entry[V]{Val: v.Curr, Found: true}, nil
@@ -32,7 +35,7 @@ func (v Value[V]) Get(batch state.TxID) (state.Entry[V], error) {
 // Update returns the value after batch wrote newVal: TxID batch, Curr
 // newVal, and as Prev the value Get(batch) would return. Batch 0 is
 // state.ErrNoTxID and a batch behind TxID a *state.BehindError.
-func (v Value[V]) Update(batch state.TxID, newVal V) (Value[V], error) {
+func (v Value[V]) Update(batch txn.TxID, newVal V) (Value[V], error) {
 	if batch == 0 {
 		return Value[V]{}, state.ErrNoTxID
 	}
@@ -44,6 +47,6 @@ func (v Value[V]) Update(batch state.TxID, newVal V) (Value[V], error) {
 }
 
 // First returns the value of a key first written by batch.
-func First[V any](batch state.TxID, val V) Value[V] {
+func First[V any](batch txn.TxID, val V) Value[V] {
 	return Value[V]{TxID: batch, Curr: val}
 }

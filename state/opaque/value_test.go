@@ -6,13 +6,14 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
+	"github.com/squallstream/squall/txn"
 )
 
 // Storm's StateTest.testOpaqueValue, verbatim.
 func TestValueStormTable(t *testing.T) {
 	ov := opaque.Value[string]{TxID: 8, Curr: "v1", Prev: "v0", HasPrev: true}
 
-	for _, batch := range []state.TxID{0, 100, 9} { // get(null), get(100), get(9)
+	for _, batch := range []txn.TxID{0, 100, 9} { // get(null), get(100), get(9)
 		e, err := ov.Get(batch)
 		if err != nil || !e.Found || e.Val != "v1" {
 			t.Errorf("get(%v) = %+v, %v; want v1", batch, e, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/txn"
 )
 
 // modelKeys is the number of distinct keys a model run touches.
@@ -95,7 +96,7 @@ func runModel(t *testing.T, base state.BackingMap[[]byte], fl flavour) {
 		committed := make([]int64, modelKeys) // sum of contributions of committed batches
 		written := make([]bool, modelKeys)    // key ever written
 		batches := rapid.IntRange(1, 6).Draw(rt, "batches")
-		for tx := state.TxID(1); tx <= state.TxID(batches); tx++ {
+		for tx := txn.TxID(1); tx <= txn.TxID(batches); tx++ {
 			contrib := make(map[int]int64) // this batch's contribution per key
 			attempts := rapid.IntRange(1, 4).Draw(rt, "attempts")
 			var content [][]update // fixed across attempts for transactional maps

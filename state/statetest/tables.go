@@ -8,6 +8,7 @@ import (
 	"github.com/squallstream/squall/state/nontransactional"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/txn"
 )
 
 // Add returns an updater adding n to a count (Storm's CountUpdater in
@@ -29,14 +30,14 @@ type driver struct {
 	key state.Key
 }
 
-func (d driver) begin(tx state.TxID) {
+func (d driver) begin(tx txn.TxID) {
 	d.t.Helper()
 	if err := d.m.BeginCommit(d.ctx, tx); err != nil {
 		d.t.Fatalf("BeginCommit(%v): %v", tx, err)
 	}
 }
 
-func (d driver) commit(tx state.TxID) {
+func (d driver) commit(tx txn.TxID) {
 	d.t.Helper()
 	if err := d.m.Commit(d.ctx, tx); err != nil {
 		d.t.Fatalf("Commit(%v): %v", tx, err)

@@ -7,12 +7,13 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/core"
 	"github.com/squallstream/squall/state/internal/wire"
+	"github.com/squallstream/squall/txn"
 )
 
 // record is a stored transactional value with the user value still
 // encoded.
 type record struct {
-	TxID state.TxID
+	TxID txn.TxID
 	Val  []byte
 }
 
@@ -22,7 +23,7 @@ var format = core.Format[record]{
 	},
 	Parse: func(b []byte) (record, error) {
 		t, err := wire.ParseTransactional(b)
-		return record{TxID: state.TxID(t.TxID), Val: t.Val}, err
+		return record{TxID: txn.TxID(t.TxID), Val: t.Val}, err
 	},
 }
 
@@ -60,14 +61,14 @@ func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
 }
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
-func (m *Map[V]) BeginCommit(_ context.Context, txid state.TxID) error {
+func (m *Map[V]) BeginCommit(_ context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.store.Begin(txid)
 }
 
 // Commit ends batch txid.
-func (m *Map[V]) Commit(_ context.Context, txid state.TxID) error {
+func (m *Map[V]) Commit(_ context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.store.End(txid)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // Memory is a Store in memory, safe for concurrent use. It is for tests
@@ -128,13 +128,13 @@ func (m *Memory) SwapCoordinator(ctx context.Context, f Fence, old Version, rec 
 }
 
 // search returns the index of the first entry of es at or after txid.
-func search(es []Entry, txid state.TxID) int {
-	i, _ := slices.BinarySearchFunc(es, txid, func(e Entry, t state.TxID) int { return cmp.Compare(e.TxID, t) })
+func search(es []Entry, txid txn.TxID) int {
+	i, _ := slices.BinarySearchFunc(es, txid, func(e Entry, t txn.TxID) int { return cmp.Compare(e.TxID, t) })
 	return i
 }
 
 // GetMeta implements Store.
-func (m *Memory) GetMeta(ctx context.Context, k Key, txid state.TxID) ([]byte, bool, error) {
+func (m *Memory) GetMeta(ctx context.Context, k Key, txid txn.TxID) ([]byte, bool, error) {
 	if err := k.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -150,7 +150,7 @@ func (m *Memory) GetMeta(ctx context.Context, k Key, txid state.TxID) ([]byte, b
 }
 
 // PrevMeta implements Store.
-func (m *Memory) PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, bool, error) {
+func (m *Memory) PrevMeta(ctx context.Context, k Key, txid txn.TxID) (Entry, bool, error) {
 	if err := k.Validate(); err != nil {
 		return Entry{}, false, err
 	}
@@ -168,7 +168,7 @@ func (m *Memory) PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, b
 }
 
 // PutMeta implements Store.
-func (m *Memory) PutMeta(ctx context.Context, gen Generation, k Key, txid state.TxID, value []byte) error {
+func (m *Memory) PutMeta(ctx context.Context, gen Generation, k Key, txid txn.TxID, value []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (m *Memory) PutMeta(ctx context.Context, gen Generation, k Key, txid state.
 }
 
 // RemoveMeta implements Store.
-func (m *Memory) RemoveMeta(ctx context.Context, gen Generation, k Key, txid state.TxID) error {
+func (m *Memory) RemoveMeta(ctx context.Context, gen Generation, k Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (m *Memory) RemoveMeta(ctx context.Context, gen Generation, k Key, txid sta
 }
 
 // CleanupMetaBefore implements Store.
-func (m *Memory) CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid state.TxID) error {
+func (m *Memory) CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}

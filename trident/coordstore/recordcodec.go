@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // AppendRecord appends the wire form of r that durable stores keep: the
@@ -25,7 +25,7 @@ func AppendRecord(b []byte, r Record) []byte {
 }
 
 // appendPairs appends each (txid, n) of m as two uvarints.
-func appendPairs(b []byte, m map[state.TxID]uint32) []byte {
+func appendPairs(b []byte, m map[txn.TxID]uint32) []byte {
 	for t, n := range m {
 		b = binary.AppendUvarint(b, uint64(t))
 		b = binary.AppendUvarint(b, uint64(n))
@@ -42,7 +42,7 @@ func ParseRecord(b []byte) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	r := Record{Committed: state.TxID(committed)}
+	r := Record{Committed: txn.TxID(committed)}
 	if r.Attempts, err = d.pairs("attempt number"); err != nil {
 		return Record{}, err
 	}
@@ -75,7 +75,7 @@ func (d *decoder) next() (uint64, error) {
 
 // pairs reads a count and that many (txid, n) pairs; what names n in
 // errors. A count of 0 gives a nil map.
-func (d *decoder) pairs(what string) (map[state.TxID]uint32, error) {
+func (d *decoder) pairs(what string) (map[txn.TxID]uint32, error) {
 	count, err := d.next()
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (d *decoder) pairs(what string) (map[state.TxID]uint32, error) {
 	if count == 0 {
 		return nil, nil
 	}
-	m := make(map[state.TxID]uint32, count)
+	m := make(map[txn.TxID]uint32, count)
 	for range count {
 		t, err := d.next()
 		if err != nil {
@@ -99,7 +99,7 @@ func (d *decoder) pairs(what string) (map[state.TxID]uint32, error) {
 		if n > 1<<32-1 {
 			return nil, fmt.Errorf("%s %d out of range", what, n)
 		}
-		m[state.TxID(t)] = uint32(n)
+		m[txn.TxID(t)] = uint32(n)
 	}
 	return m, nil
 }

@@ -3,7 +3,7 @@ package coordstore
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // Rotating is Storm's RotatingTransactionalState over a Store: the
@@ -16,7 +16,7 @@ type Rotating struct {
 }
 
 // State returns the entry for txid and whether there is one.
-func (r Rotating) State(ctx context.Context, txid state.TxID) ([]byte, bool, error) {
+func (r Rotating) State(ctx context.Context, txid txn.TxID) ([]byte, bool, error) {
 	return r.Store.GetMeta(ctx, r.Key, txid)
 }
 
@@ -25,7 +25,7 @@ func (r Rotating) State(ctx context.Context, txid state.TxID) ([]byte, bool, err
 // (nil if none), when txid is after every entry; with an empty value when a
 // later entry exists, which tells an emitter that this txid has nothing
 // for the partition. This is Storm's getState(txid, initializer).
-func (r Rotating) StateOrInit(ctx context.Context, txid state.TxID, init func(prev []byte) ([]byte, error)) ([]byte, error) {
+func (r Rotating) StateOrInit(ctx context.Context, txid txn.TxID, init func(prev []byte) ([]byte, error)) ([]byte, error) {
 	v, ok, err := r.Store.GetMeta(ctx, r.Key, txid)
 	if err != nil || ok {
 		return v, err
@@ -51,7 +51,7 @@ func (r Rotating) StateOrInit(ctx context.Context, txid state.TxID, init func(pr
 }
 
 // Previous returns the entry with the greatest txid below txid.
-func (r Rotating) Previous(ctx context.Context, txid state.TxID) (Entry, bool, error) {
+func (r Rotating) Previous(ctx context.Context, txid txn.TxID) (Entry, bool, error) {
 	return r.Store.PrevMeta(ctx, r.Key, txid)
 }
 
@@ -61,16 +61,16 @@ func (r Rotating) Last(ctx context.Context) (Entry, bool, error) {
 }
 
 // Override sets the entry for txid.
-func (r Rotating) Override(ctx context.Context, txid state.TxID, value []byte) error {
+func (r Rotating) Override(ctx context.Context, txid txn.TxID, value []byte) error {
 	return r.Store.PutMeta(ctx, r.Gen, r.Key, txid, value)
 }
 
 // Remove deletes the entry for txid, if any.
-func (r Rotating) Remove(ctx context.Context, txid state.TxID) error {
+func (r Rotating) Remove(ctx context.Context, txid txn.TxID) error {
 	return r.Store.RemoveMeta(ctx, r.Gen, r.Key, txid)
 }
 
 // CleanupBefore deletes every entry below txid.
-func (r Rotating) CleanupBefore(ctx context.Context, txid state.TxID) error {
+func (r Rotating) CleanupBefore(ctx context.Context, txid txn.TxID) error {
 	return r.Store.CleanupMetaBefore(ctx, r.Gen, r.Key, txid)
 }

@@ -8,11 +8,12 @@ import (
 	"math"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // MaxTxID is reserved as the upper bound of a search: PrevMeta(ctx, k,
 // MaxTxID) returns the last entry. No entry has this txid.
-const MaxTxID = state.TxID(math.MaxUint64)
+const MaxTxID = txn.TxID(math.MaxUint64)
 
 // maxName bounds stream and partition names.
 const maxName = 1024
@@ -44,24 +45,24 @@ type Store interface {
 
 	// GetMeta returns the metadata of key k for txid, and whether there is
 	// an entry. An entry may hold an empty value.
-	GetMeta(ctx context.Context, k Key, txid state.TxID) ([]byte, bool, error)
+	GetMeta(ctx context.Context, k Key, txid txn.TxID) ([]byte, bool, error)
 
 	// PrevMeta returns the entry of k with the greatest txid below txid,
 	// and whether there is one. PrevMeta(ctx, k, MaxTxID) is the last entry.
-	PrevMeta(ctx context.Context, k Key, txid state.TxID) (Entry, bool, error)
+	PrevMeta(ctx context.Context, k Key, txid txn.TxID) (Entry, bool, error)
 
 	// PutMeta sets the metadata of k for txid, replacing any entry. It
 	// fails with ErrFenced, storing nothing, unless gen is the newest
 	// generation of k.Owner.
-	PutMeta(ctx context.Context, gen Generation, k Key, txid state.TxID, value []byte) error
+	PutMeta(ctx context.Context, gen Generation, k Key, txid txn.TxID, value []byte) error
 
 	// RemoveMeta deletes the entry of k for txid, if any. It is fenced
 	// like PutMeta.
-	RemoveMeta(ctx context.Context, gen Generation, k Key, txid state.TxID) error
+	RemoveMeta(ctx context.Context, gen Generation, k Key, txid txn.TxID) error
 
 	// CleanupMetaBefore deletes every entry of k whose txid is below txid.
 	// It is fenced like PutMeta.
-	CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid state.TxID) error
+	CleanupMetaBefore(ctx context.Context, gen Generation, k Key, txid txn.TxID) error
 
 	// Close releases the store. Later calls return ErrClosed; closing again
 	// returns nil.
@@ -89,14 +90,14 @@ func ValidateFence(f Fence) error {
 // Record is the batch coordinator's durable state for one stream.
 type Record struct {
 	// Committed is the last committed txid; 0 before the first commit.
-	Committed state.TxID
+	Committed txn.TxID
 	// Attempts maps each txid after Committed that was emitted to the
 	// highest attempt number used for it.
-	Attempts map[state.TxID]uint32
+	Attempts map[txn.TxID]uint32
 	// Failures maps each txid after Committed that has failures counted
 	// against the attempt limit to their number. Records stored before it
 	// existed load without it.
-	Failures map[state.TxID]uint32
+	Failures map[txn.TxID]uint32
 }
 
 // Clone returns a deep copy of r.
@@ -155,7 +156,7 @@ func ValidateStream(stream string) error {
 
 // ValidateTxID returns an error matching ErrInvalid unless txid can name
 // an entry: neither 0 nor MaxTxID.
-func ValidateTxID(txid state.TxID) error {
+func ValidateTxID(txid txn.TxID) error {
 	if txid == 0 || txid == MaxTxID {
 		return fmt.Errorf("%w: txid %d", ErrInvalid, txid)
 	}
@@ -164,6 +165,6 @@ func ValidateTxID(txid state.TxID) error {
 
 // Entry is one metadata entry.
 type Entry struct {
-	TxID  state.TxID
+	TxID  txn.TxID
 	Value []byte
 }

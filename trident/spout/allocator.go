@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // allocPartition names the allocator's entries in the store; user
@@ -34,12 +34,12 @@ const allocPartition = "$partitions"
 type Allocator struct {
 	cfg     AllocatorConfig
 	key     coordstore.Key
-	pending map[state.TxID]pendingSet // opaque: sets handed out, not yet frozen
+	pending map[txn.TxID]pendingSet // opaque: sets handed out, not yet frozen
 	closed  bool
 }
 
 type pendingSet struct {
-	attempt    Attempt
+	attempt    txn.Attempt
 	partitions []Partition
 	frozen     bool
 }
@@ -53,7 +53,7 @@ func NewAllocator(cfg AllocatorConfig) (*Allocator, error) {
 	return &Allocator{
 		cfg:     cfg,
 		key:     coordstore.Key{Owner: cfg.Fence.Owner, Stream: cfg.Stream, Partition: allocPartition},
-		pending: map[state.TxID]pendingSet{},
+		pending: map[txn.TxID]pendingSet{},
 	}, nil
 }
 
@@ -62,7 +62,7 @@ func (c *Allocator) Kind() Kind { return c.cfg.Kind }
 
 // Ready reports whether a new batch may start now: the Lister's answer if
 // it implements Readier, and true otherwise.
-func (c *Allocator) Ready(ctx context.Context, txid state.TxID) bool {
+func (c *Allocator) Ready(ctx context.Context, txid txn.TxID) bool {
 	if r, ok := c.cfg.Partitions.(Readier); ok && !c.closed {
 		return r.Ready(ctx, txid)
 	}
@@ -73,7 +73,7 @@ func (c *Allocator) Ready(ctx context.Context, txid state.TxID) bool {
 // attempt the batch coordinator emits, before any executor's EmitBatch,
 // and gives the result to every executor. For a transactional spout the
 // set is stored before Begin returns.
-func (c *Allocator) Begin(ctx context.Context, a Attempt) (Batch, error) {
+func (c *Allocator) Begin(ctx context.Context, a txn.Attempt) (Batch, error) {
 	if c.closed {
 		return Batch{}, ErrClosed
 	}
@@ -105,7 +105,7 @@ func (c *Allocator) Begin(ctx context.Context, a Attempt) (Batch, error) {
 }
 
 // stored returns the set stored for txid, if any.
-func (c *Allocator) stored(ctx context.Context, txid state.TxID) ([]Partition, bool, error) {
+func (c *Allocator) stored(ctx context.Context, txid txn.TxID) ([]Partition, bool, error) {
 	v, ok, err := c.cfg.Store.GetMeta(ctx, c.key, txid)
 	if err != nil {
 		return nil, false, c.errorf(txid, "load partitions: %w", err)
@@ -132,7 +132,7 @@ func (c *Allocator) list(ctx context.Context) ([]Partition, error) {
 	return ps, nil
 }
 
-func (c *Allocator) put(ctx context.Context, txid state.TxID, ps []Partition) error {
+func (c *Allocator) put(ctx context.Context, txid txn.TxID, ps []Partition) error {
 	v, err := encodePartitions(ps)
 	if err != nil {
 		return c.errorf(txid, "%w", err)
@@ -143,7 +143,7 @@ func (c *Allocator) put(ctx context.Context, txid state.TxID, ps []Partition) er
 	return nil
 }
 
-func (c *Allocator) errorf(txid state.TxID, format string, args ...any) error {
+func (c *Allocator) errorf(txid txn.TxID, format string, args ...any) error {
 	return fmt.Errorf("spout: stream %q txid %d: "+format, append([]any{c.cfg.Stream, txid}, args...)...)
 }
 
@@ -153,7 +153,7 @@ func (c *Allocator) errorf(txid state.TxID, format string, args ...any) error {
 // the same set; the other kinds have nothing to do. It returns an error
 // matching ErrUnknownAttempt (retryable) if a is not the attempt last
 // begun for its txid.
-func (c *Allocator) BeginCommit(ctx context.Context, a Attempt) error {
+func (c *Allocator) BeginCommit(ctx context.Context, a txn.Attempt) error {
 	if c.closed {
 		return ErrClosed
 	}
@@ -177,7 +177,7 @@ func (c *Allocator) BeginCommit(ctx context.Context, a Attempt) error {
 
 // Success is called once txid committed: the allocator deletes the
 // partition sets of earlier txids.
-func (c *Allocator) Success(ctx context.Context, txid state.TxID) error {
+func (c *Allocator) Success(ctx context.Context, txid txn.TxID) error {
 	if c.closed {
 		return ErrClosed
 	}

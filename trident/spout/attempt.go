@@ -2,17 +2,11 @@ package spout
 
 import (
 	"fmt"
-	"github.com/squallstream/squall/state"
 	"slices"
 	"strings"
 
 	"github.com/squallstream/squall/txn"
 )
-
-// Attempt names one attempt at a batch: its txid and attempt number. It is
-// an alias of txn.Attempt, which documents it (the batch coordinator uses
-// the same type, so attempts pass through unchanged).
-type Attempt = txn.Attempt
 
 // Partition identifies one partition of a partitioned source, such as
 // "clicks@3" for partition 3 of the Kafka topic clicks. It names the
@@ -45,7 +39,7 @@ func (p Partition) Validate() error {
 // runtime hands the same Batch to every task's executor.
 type Batch struct {
 	// Attempt is the batch attempt to emit.
-	Attempt Attempt
+	Attempt txn.Attempt
 
 	// Partitions are all of the stream's partitions in this batch, sorted
 	// and distinct (nil for a non-transactional spout). Each task emits
@@ -65,7 +59,7 @@ type Batch struct {
 	// the first batch it sees, so an executor that starts while batches
 	// are in flight, or that never got the announcement of an earlier
 	// batch, does not take those batches for committed.
-	Committed state.TxID
+	Committed txn.TxID
 }
 
 // Assign returns the partitions of all (sorted and distinct) that task

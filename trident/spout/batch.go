@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // BatchExecutor is one task's executor of a non-transactional batch spout
@@ -33,7 +33,7 @@ func (x *BatchExecutor) EmitBatch(ctx context.Context, b Batch, c Collector) err
 }
 
 // BeginCommit has nothing to do.
-func (x *BatchExecutor) BeginCommit(ctx context.Context, a Attempt) error {
+func (x *BatchExecutor) BeginCommit(ctx context.Context, a txn.Attempt) error {
 	if x.closed {
 		return ErrClosed
 	}
@@ -41,7 +41,7 @@ func (x *BatchExecutor) BeginCommit(ctx context.Context, a Attempt) error {
 }
 
 // Success acknowledges txid to the spout.
-func (x *BatchExecutor) Success(ctx context.Context, txid state.TxID) error {
+func (x *BatchExecutor) Success(ctx context.Context, txid txn.TxID) error {
 	if x.closed {
 		return ErrClosed
 	}

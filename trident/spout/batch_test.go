@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestBatchExecutor(t *testing.T) {
@@ -20,7 +20,7 @@ func TestBatchExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	emit := func(a spout.Attempt) []any {
+	emit := func(a txn.Attempt) []any {
 		t.Helper()
 		b, err := c.Begin(ctx, a)
 		if err != nil {
@@ -45,7 +45,7 @@ func TestBatchExecutor(t *testing.T) {
 	if got := emit(at(1, 1)); !slices.Equal(got, []any{"a", "b"}) {
 		t.Fatalf("replay of 1 = %v", got)
 	}
-	for _, txid := range []state.TxID{1, 2} {
+	for _, txid := range []txn.TxID{1, 2} {
 		if err := c.BeginCommit(ctx, at(txid, 0)); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestBatchExecutor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := f.Acked(); !slices.Equal(got, []state.TxID{1, 2}) {
+	if got := f.Acked(); !slices.Equal(got, []txn.TxID{1, 2}) {
 		t.Fatalf("acked %v", got)
 	}
 	if got := emit(at(3, 0)); len(got) != 0 {

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // partitioned is what both partitioned executors share: the emitter, the
@@ -50,7 +50,7 @@ func (x *partitioned[M]) begin(ctx context.Context, b Batch) (*record[M], error)
 }
 
 // emit has the emitter emit a new batch of p.
-func (x *partitioned[M]) emit(ctx context.Context, a Attempt, p Partition, prev *M, c Collector) (M, error) {
+func (x *partitioned[M]) emit(ctx context.Context, a txn.Attempt, p Partition, prev *M, c Collector) (M, error) {
 	m, err := x.emitter.Emit(ctx, a, p, prev, c)
 	if err != nil {
 		return m, x.meta.fail(p, a.TxID, "emit", err)
@@ -62,7 +62,7 @@ func (x *partitioned[M]) emit(ctx context.Context, a Attempt, p Partition, prev 
 // no longer be produced is a reported failure: the stream cannot go on
 // without losing or double-counting its records, so an operator must
 // decide.
-func (x *partitioned[M]) reemit(ctx context.Context, a Attempt, p Partition, m M, c Collector) error {
+func (x *partitioned[M]) reemit(ctx context.Context, a txn.Attempt, p Partition, m M, c Collector) error {
 	err := x.emitter.Reemit(ctx, a, p, m, c)
 	if err == nil {
 		return nil
@@ -77,7 +77,7 @@ func (x *partitioned[M]) reemit(ctx context.Context, a Attempt, p Partition, m M
 // success forgets txid and the batches before it and deletes the
 // metadata of each of this task's partitions before txid, where the
 // store holds the partition's entry for txid (the position survives).
-func (x *partitioned[M]) success(ctx context.Context, txid state.TxID) error {
+func (x *partitioned[M]) success(ctx context.Context, txid txn.TxID) error {
 	if x.closed {
 		return ErrClosed
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 var (
@@ -57,7 +57,7 @@ var (
 type PartitionError struct {
 	Stream    string
 	Partition Partition
-	TxID      state.TxID
+	TxID      txn.TxID
 	Op        string // what failed: "emit", "reemit", "load", "store", "clean up" or "refresh"
 	Err       error
 }
@@ -74,6 +74,6 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 
 // unknownAttempt is the retryable error of a commit for an attempt that
 // was not begun, or not last.
-func unknownAttempt(stream string, a Attempt) error {
+func unknownAttempt(stream string, a txn.Attempt) error {
 	return failure.Retryable(fmt.Errorf("%w: stream %q attempt %s", ErrUnknownAttempt, stream, a))
 }

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestExecutorConfigErrors(t *testing.T) {
@@ -289,10 +289,10 @@ func TestClose(t *testing.T) {
 
 type readyLister struct {
 	*spouttest.Source
-	ready func(state.TxID) bool
+	ready func(txn.TxID) bool
 }
 
-func (l readyLister) Ready(_ context.Context, txid state.TxID) bool { return l.ready(txid) }
+func (l readyLister) Ready(_ context.Context, txid txn.TxID) bool { return l.ready(txid) }
 
 func TestReady(t *testing.T) {
 	src := spouttest.NewSource("p")
@@ -300,7 +300,7 @@ func TestReady(t *testing.T) {
 	if !c.Ready(t.Context(), 1) {
 		t.Fatal("a Lister without Ready is not ready")
 	}
-	l := readyLister{Source: src, ready: func(txid state.TxID) bool { return txid%2 == 0 }}
+	l := readyLister{Source: src, ready: func(txid txn.TxID) bool { return txid%2 == 0 }}
 	c, _ = spout.NewAllocator(spout.AllocatorConfig{Kind: spout.Opaque, Store: ownedStore(), Stream: stream, Fence: testFence, Partitions: l})
 	if c.Ready(t.Context(), 1) || !c.Ready(t.Context(), 2) {
 		t.Fatal("Ready does not ask the Lister")

@@ -7,6 +7,7 @@ import (
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // The calls a runtime makes for an opaque spout with two tasks: one batch
@@ -31,7 +32,7 @@ func Example() {
 		})
 		tasks = append(tasks, x)
 	}
-	emit := func(a spout.Attempt) {
+	emit := func(a txn.Attempt) {
 		b, _ := alloc.Begin(ctx, a) // 1. once per attempt
 		var c spouttest.Collector
 		for _, x := range tasks {
@@ -39,24 +40,24 @@ func Example() {
 		}
 		fmt.Println(a, "frozen:", b.Frozen, "records:", len(c.Records()))
 	}
-	beginCommit := func(a spout.Attempt) {
+	beginCommit := func(a txn.Attempt) {
 		alloc.BeginCommit(ctx, a) // 3. allocator first,
 		for _, x := range tasks {
 			x.BeginCommit(ctx, a) // then every task; then state is written
 		}
 	}
 
-	emit(spout.Attempt{TxID: 1, N: 0})
-	beginCommit(spout.Attempt{TxID: 1, N: 0})
+	emit(txn.Attempt{TxID: 1, N: 0})
+	beginCommit(txn.Attempt{TxID: 1, N: 0})
 	// The state commit fails; more records arrive; txid 1 is replayed.
 	src.Append("clicks@0", "d")
-	emit(spout.Attempt{TxID: 1, N: 1}) // exactly the frozen batch
-	beginCommit(spout.Attempt{TxID: 1, N: 1})
+	emit(txn.Attempt{TxID: 1, N: 1}) // exactly the frozen batch
+	beginCommit(txn.Attempt{TxID: 1, N: 1})
 	alloc.Success(ctx, 1) // 4. after the commit
 	for _, x := range tasks {
 		x.Success(ctx, 1)
 	}
-	emit(spout.Attempt{TxID: 2, N: 0}) // "d"
+	emit(txn.Attempt{TxID: 2, N: 0}) // "d"
 
 	// Output:
 	// 1:0 frozen: false records: 3

@@ -3,7 +3,7 @@ package spout
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // Executor is one task's share of a spout, as the runtime drives it. The
@@ -19,12 +19,12 @@ type Executor interface {
 	// BeginCommit is called when attempt a enters its commit phase, after
 	// the Allocator's BeginCommit and before any state of the batch is
 	// written. An opaque executor stores (freezes) the batch's metadata.
-	BeginCommit(ctx context.Context, a Attempt) error
+	BeginCommit(ctx context.Context, a txn.Attempt) error
 
 	// Success is called once txid committed. The executor forgets earlier
 	// batches and deletes metadata the stream no longer needs. An error
 	// means only that some metadata is kept until the next Success.
-	Success(ctx context.Context, txid state.TxID) error
+	Success(ctx context.Context, txid txn.TxID) error
 
 	// Close releases the executor and its spout or emitter.
 	Close() error

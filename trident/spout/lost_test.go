@@ -10,6 +10,7 @@ import (
 
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // A task whose announcement of batch 1 was lost (a message lost between
@@ -57,7 +58,7 @@ func TestExecutorMissingAnAnnouncement(t *testing.T) {
 			// batch 2; then both commit, and batch 3 (a transactional batch 2
 			// replays exactly, without "b", which batch 3 then reads).
 			var all []rec
-			for _, a := range []spout.Attempt{at(1, 1), at(2, 1), at(3, 0)} {
+			for _, a := range []txn.Attempt{at(1, 1), at(2, 1), at(3, 0)} {
 				b, err := r.alloc.Begin(ctx, a)
 				if err != nil {
 					t.Fatal(err)

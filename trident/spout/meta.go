@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // metaStore reads and writes the metadata entries of a stream's
@@ -22,13 +22,13 @@ func (s *metaStore[M]) key(p Partition) coordstore.Key {
 	return coordstore.Key{Owner: s.fence.Owner, Stream: s.stream, Partition: string(p)}
 }
 
-func (s *metaStore[M]) fail(p Partition, txid state.TxID, op string, err error) error {
+func (s *metaStore[M]) fail(p Partition, txid txn.TxID, op string, err error) error {
 	return &PartitionError{Stream: s.stream, Partition: p, TxID: txid, Op: op, Err: err}
 }
 
 // get returns p's entry for txid: found, and if so whether it is a marker
 // and the metadata.
-func (s *metaStore[M]) get(ctx context.Context, p Partition, txid state.TxID) (m M, found, isMark bool, err error) {
+func (s *metaStore[M]) get(ctx context.Context, p Partition, txid txn.TxID) (m M, found, isMark bool, err error) {
 	v, ok, err := s.store.GetMeta(ctx, s.key(p), txid)
 	if err != nil || !ok {
 		return m, false, false, s.wrap(p, txid, "load", err)
@@ -46,7 +46,7 @@ func (s *metaStore[M]) get(ctx context.Context, p Partition, txid state.TxID) (m
 // before returns the metadata of p's last batch below txid below,
 // skipping markers, its txid, and whether there is one. Errors name the
 // batch txid.
-func (s *metaStore[M]) before(ctx context.Context, p Partition, txid, below state.TxID) (m M, at state.TxID, ok bool, err error) {
+func (s *metaStore[M]) before(ctx context.Context, p Partition, txid, below txn.TxID) (m M, at txn.TxID, ok bool, err error) {
 	k := s.key(p)
 	for {
 		e, found, err := s.store.PrevMeta(ctx, k, below)
@@ -68,7 +68,7 @@ func (s *metaStore[M]) before(ctx context.Context, p Partition, txid, below stat
 }
 
 // put stores p's batch in txid, or a marker if skipped.
-func (s *metaStore[M]) put(ctx context.Context, p Partition, txid state.TxID, m M, skipped bool) error {
+func (s *metaStore[M]) put(ctx context.Context, p Partition, txid txn.TxID, m M, skipped bool) error {
 	v := marker
 	if !skipped {
 		var err error
@@ -83,7 +83,7 @@ func (s *metaStore[M]) put(ctx context.Context, p Partition, txid state.TxID, m 
 }
 
 // cleanup deletes p's entries before txid.
-func (s *metaStore[M]) cleanup(ctx context.Context, p Partition, txid state.TxID) error {
+func (s *metaStore[M]) cleanup(ctx context.Context, p Partition, txid txn.TxID) error {
 	if err := s.store.CleanupMetaBefore(ctx, s.fence.Generation, s.key(p), txid); err != nil {
 		return s.fail(p, txid, "clean up", err)
 	}
@@ -91,7 +91,7 @@ func (s *metaStore[M]) cleanup(ctx context.Context, p Partition, txid state.TxID
 }
 
 // wrap is fail for a possibly nil err.
-func (s *metaStore[M]) wrap(p Partition, txid state.TxID, op string, err error) error {
+func (s *metaStore[M]) wrap(p Partition, txid txn.TxID, op string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -3,7 +3,7 @@ package spout
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // OpaqueExecutor is one task's executor of an opaque partitioned spout
@@ -107,7 +107,7 @@ func (x *OpaqueExecutor[M]) emitPartition(ctx context.Context, b Batch, p Partit
 // It returns an error matching ErrUnknownAttempt (retryable) if a is not
 // the attempt this executor last emitted for its txid, or if that
 // emission failed. Partitions of other tasks are never touched.
-func (x *OpaqueExecutor[M]) BeginCommit(ctx context.Context, a Attempt) error {
+func (x *OpaqueExecutor[M]) BeginCommit(ctx context.Context, a txn.Attempt) error {
 	if x.closed {
 		return ErrClosed
 	}
@@ -131,7 +131,7 @@ func (x *OpaqueExecutor[M]) BeginCommit(ctx context.Context, a Attempt) error {
 
 // Success forgets txid and earlier batches and deletes the metadata of
 // this task's partitions before txid.
-func (x *OpaqueExecutor[M]) Success(ctx context.Context, txid state.TxID) error {
+func (x *OpaqueExecutor[M]) Success(ctx context.Context, txid txn.TxID) error {
 	return x.success(ctx, txid)
 }
 

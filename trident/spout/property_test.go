@@ -11,16 +11,16 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/faultstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // flight is a batch attempt the model's batch coordinator has in flight.
 type flight struct {
-	a       spout.Attempt
+	a       txn.Attempt
 	b       spout.Batch
 	emitted []bool  // by task
 	tuples  [][]rec // by task
@@ -48,13 +48,13 @@ type model struct {
 	r         *rig
 	tasks     int
 	inFlight  int
-	committed state.TxID
-	nextN     map[state.TxID]uint32
+	committed txn.TxID
+	nextN     map[txn.TxID]uint32
 	flights   []*flight
 	log       map[spout.Partition][]rec
-	frozen    map[state.TxID][]rec // content when its commit began
-	first     map[state.TxID][]rec // transactional: first complete emission
-	names     []string             // partition names not used yet
+	frozen    map[txn.TxID][]rec // content when its commit began
+	first     map[txn.TxID][]rec // transactional: first complete emission
+	names     []string           // partition names not used yet
 }
 
 func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
@@ -62,10 +62,10 @@ func newModel(t *rapid.T, kind spout.Kind, faults bool) *model {
 		t: t, kind: kind, faults: faults, off: new(atomic.Bool),
 		tasks:    rapid.IntRange(1, 3).Draw(t, "tasks"),
 		inFlight: rapid.IntRange(1, 3).Draw(t, "inFlight"),
-		nextN:    map[state.TxID]uint32{},
+		nextN:    map[txn.TxID]uint32{},
 		log:      map[spout.Partition][]rec{},
-		frozen:   map[state.TxID][]rec{},
-		first:    map[state.TxID][]rec{},
+		frozen:   map[txn.TxID][]rec{},
+		first:    map[txn.TxID][]rec{},
 	}
 	m.src = spouttest.NewSource()
 	// Partitions join anywhere in the sorted order, so that a new one
@@ -124,7 +124,7 @@ func (m *model) begin(t *rapid.T) {
 	if len(m.flights) >= m.inFlight {
 		return
 	}
-	txid := m.committed + state.TxID(len(m.flights)) + 1
+	txid := m.committed + txn.TxID(len(m.flights)) + 1
 	a := at(txid, m.nextN[txid])
 	m.nextN[txid]++
 	b, err := m.r.alloc.Begin(context.Background(), a)

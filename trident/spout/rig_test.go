@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 const stream = "s"
@@ -40,7 +40,7 @@ type rig struct {
 	emitters []*spouttest.Emitter
 	// committed is the last txid whose success the rig announced; it
 	// stamps it on every batch, as the runtime does.
-	committed state.TxID
+	committed txn.TxID
 }
 
 func newRig(t tb, kind spout.Kind, store coordstore.Store, src *spouttest.Source, tasks int) *rig {
@@ -93,11 +93,11 @@ func (r *rig) restart(tasks int) {
 	r.start(tasks)
 }
 
-func at(txid state.TxID, n uint32) spout.Attempt { return spout.Attempt{TxID: txid, N: n} }
+func at(txid txn.TxID, n uint32) txn.Attempt { return txn.Attempt{TxID: txid, N: n} }
 
 // tryEmit begins a and has every task emit it; it returns the records in
 // task order.
-func (r *rig) tryEmit(a spout.Attempt) ([]rec, spout.Batch, error) {
+func (r *rig) tryEmit(a txn.Attempt) ([]rec, spout.Batch, error) {
 	ctx := context.Background()
 	b, err := r.alloc.Begin(ctx, a)
 	if err != nil {
@@ -115,7 +115,7 @@ func (r *rig) tryEmit(a spout.Attempt) ([]rec, spout.Batch, error) {
 	return out, b, nil
 }
 
-func (r *rig) emit(a spout.Attempt) []rec {
+func (r *rig) emit(a txn.Attempt) []rec {
 	r.t.Helper()
 	out, _, err := r.tryEmit(a)
 	if err != nil {
@@ -124,7 +124,7 @@ func (r *rig) emit(a spout.Attempt) []rec {
 	return out
 }
 
-func (r *rig) tryBeginCommit(a spout.Attempt) error {
+func (r *rig) tryBeginCommit(a txn.Attempt) error {
 	ctx := context.Background()
 	if err := r.alloc.BeginCommit(ctx, a); err != nil {
 		return err
@@ -137,14 +137,14 @@ func (r *rig) tryBeginCommit(a spout.Attempt) error {
 	return nil
 }
 
-func (r *rig) beginCommit(a spout.Attempt) {
+func (r *rig) beginCommit(a txn.Attempt) {
 	r.t.Helper()
 	if err := r.tryBeginCommit(a); err != nil {
 		r.t.Fatalf("begin commit %s: %v", a, err)
 	}
 }
 
-func (r *rig) trySuccess(txid state.TxID) error {
+func (r *rig) trySuccess(txid txn.TxID) error {
 	ctx := context.Background()
 	if err := r.alloc.Success(ctx, txid); err != nil {
 		return err
@@ -158,7 +158,7 @@ func (r *rig) trySuccess(txid state.TxID) error {
 	return nil
 }
 
-func (r *rig) success(txid state.TxID) {
+func (r *rig) success(txid txn.TxID) {
 	r.t.Helper()
 	if err := r.trySuccess(txid); err != nil {
 		r.t.Fatalf("success %d: %v", txid, err)
@@ -166,14 +166,14 @@ func (r *rig) success(txid state.TxID) {
 }
 
 // commit runs the commit phase of a and its success.
-func (r *rig) commit(a spout.Attempt) {
+func (r *rig) commit(a txn.Attempt) {
 	r.t.Helper()
 	r.beginCommit(a)
 	r.success(a.TxID)
 }
 
 // batch emits and commits a, returning what it emitted.
-func (r *rig) batch(a spout.Attempt) []rec {
+func (r *rig) batch(a txn.Attempt) []rec {
 	r.t.Helper()
 	out := r.emit(a)
 	r.commit(a)
@@ -271,7 +271,7 @@ func forKinds(t *testing.T, f func(t *testing.T, kind spout.Kind)) {
 }
 
 // tx converts an int to a txid.
-func tx(i int) state.TxID { return state.TxID(i) }
+func tx(i int) txn.TxID { return txn.TxID(i) }
 
 func entry(txid int, v string) string { return fmt.Sprintf("%d=%s", txid, v) }
 

@@ -3,7 +3,7 @@ package spout
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // Batcher is a non-transactional batch spout (Storm's IBatchSpout): it
@@ -15,10 +15,10 @@ import (
 // A Batcher may also implement io.Closer.
 type Batcher interface {
 	// EmitBatch emits the batch of attempt a to c.
-	EmitBatch(ctx context.Context, a Attempt, c Collector) error
+	EmitBatch(ctx context.Context, a txn.Attempt, c Collector) error
 	// Ack is called once the batch txid committed. Later batches may
 	// already have been emitted.
-	Ack(ctx context.Context, txid state.TxID) error
+	Ack(ctx context.Context, txid txn.TxID) error
 }
 
 // Lister lists the partitions of a partitioned source (the allocator
@@ -41,7 +41,7 @@ func (f ListerFunc) Partitions(ctx context.Context) ([]Partition, error) { retur
 // Readier is implemented by a Lister that can say whether a new batch
 // should start now (Storm's isReady), for example to wait for data.
 type Readier interface {
-	Ready(ctx context.Context, txid state.TxID) bool
+	Ready(ctx context.Context, txid txn.TxID) bool
 }
 
 // Emitter emits the batches of one task's partitions; metadata of type M
@@ -63,8 +63,8 @@ type Readier interface {
 //
 // An Emitter may also implement Refresher, Committer and io.Closer.
 type Emitter[M any] interface {
-	Emit(ctx context.Context, a Attempt, p Partition, prev *M, c Collector) (M, error)
-	Reemit(ctx context.Context, a Attempt, p Partition, meta M, c Collector) error
+	Emit(ctx context.Context, a txn.Attempt, p Partition, prev *M, c Collector) (M, error)
+	Reemit(ctx context.Context, a txn.Attempt, p Partition, meta M, c Collector) error
 }
 
 // Refresher is implemented by an Emitter that wants to know when its
@@ -91,11 +91,11 @@ type Refresher interface {
 // greater txid; any other error crashes the worker, as from any spout
 // call.
 type Committer interface {
-	Committed(ctx context.Context, txid state.TxID) error
+	Committed(ctx context.Context, txid txn.TxID) error
 }
 
 // CommitterFunc adapts a function to a Committer.
-type CommitterFunc func(ctx context.Context, txid state.TxID) error
+type CommitterFunc func(ctx context.Context, txid txn.TxID) error
 
 // Committed calls f.
-func (f CommitterFunc) Committed(ctx context.Context, txid state.TxID) error { return f(ctx, txid) }
+func (f CommitterFunc) Committed(ctx context.Context, txid txn.TxID) error { return f(ctx, txid) }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // tracker is an executor's memory of the batches it emitted that have not
@@ -23,15 +23,15 @@ import (
 // flight.
 type tracker[M any] struct {
 	task, numTasks int
-	committed      state.TxID // every txid up to this one committed
-	live           map[state.TxID]*record[M]
+	committed      txn.TxID // every txid up to this one committed
+	live           map[txn.TxID]*record[M]
 	owned          []Partition // the partitions last given to the Refresher
 	refreshed      bool        // owned was given to the Refresher
 }
 
 // record is one live batch as this task emitted it.
 type record[M any] struct {
-	attempt Attempt
+	attempt txn.Attempt
 	all     []Partition // every partition of the batch, sorted
 	mine    []Partition // this task's share
 	results map[Partition]result[M]
@@ -46,7 +46,7 @@ type result[M any] struct {
 }
 
 func newTracker[M any](task, numTasks int) tracker[M] {
-	return tracker[M]{task: task, numTasks: numTasks, live: map[state.TxID]*record[M]{}}
+	return tracker[M]{task: task, numTasks: numTasks, live: map[txn.TxID]*record[M]{}}
 }
 
 // begin records the start of b and returns its record. A txid at or below
@@ -104,7 +104,7 @@ func (t *tracker[M]) changed(r *record[M]) bool {
 // (certain and not inMemory). certain is false when a live batch before
 // txid gave p to another task, or failed before reaching p: then nobody
 // knows yet where p's next batch starts.
-func (t *tracker[M]) prev(p Partition, txid state.TxID) (meta M, inMemory, certain bool) {
+func (t *tracker[M]) prev(p Partition, txid txn.TxID) (meta M, inMemory, certain bool) {
 	var zero M
 	for k := txid - 1; k > t.committed; k-- {
 		r, ok := t.live[k]
@@ -133,7 +133,7 @@ func (t *tracker[M]) prev(p Partition, txid state.TxID) (meta M, inMemory, certa
 
 // record returns the live record of attempt a if it was emitted without
 // error.
-func (t *tracker[M]) record(a Attempt) (*record[M], bool) {
+func (t *tracker[M]) record(a txn.Attempt) (*record[M], bool) {
 	r, ok := t.live[a.TxID]
 	if !ok || r.attempt != a || !r.done {
 		return nil, false
@@ -143,7 +143,7 @@ func (t *tracker[M]) record(a Attempt) (*record[M], bool) {
 
 // success records that txid committed, forgets it and the batches before
 // it, and returns its record if it was live.
-func (t *tracker[M]) success(txid state.TxID) *record[M] {
+func (t *tracker[M]) success(txid txn.TxID) *record[M] {
 	r := t.live[txid]
 	if txid > t.committed {
 		t.committed = txid

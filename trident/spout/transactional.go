@@ -3,8 +3,8 @@ package spout
 import (
 	"context"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // TransactionalExecutor is one task's executor of a transactional
@@ -60,7 +60,7 @@ func (x *TransactionalExecutor[M]) EmitBatch(ctx context.Context, b Batch, c Col
 	return nil
 }
 
-func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt, p Partition, c Collector) (result[M], error) {
+func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a txn.Attempt, p Partition, c Collector) (result[M], error) {
 	txid := a.TxID
 	m, found, isMark, err := x.meta.get(ctx, p, txid)
 	switch {
@@ -82,7 +82,7 @@ func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt,
 	_, _, certain := x.tr.prev(p, txid)
 	var (
 		prev M
-		last state.TxID
+		last txn.TxID
 		ok   bool
 	)
 	if certain {
@@ -114,7 +114,7 @@ func (x *TransactionalExecutor[M]) emitPartition(ctx context.Context, a Attempt,
 
 // BeginCommit has nothing to do: the batch's metadata was stored when it
 // was first emitted.
-func (x *TransactionalExecutor[M]) BeginCommit(ctx context.Context, a Attempt) error {
+func (x *TransactionalExecutor[M]) BeginCommit(ctx context.Context, a txn.Attempt) error {
 	if x.closed {
 		return ErrClosed
 	}
@@ -123,7 +123,7 @@ func (x *TransactionalExecutor[M]) BeginCommit(ctx context.Context, a Attempt) e
 
 // Success forgets txid and earlier batches and deletes the metadata of
 // this task's partitions before txid.
-func (x *TransactionalExecutor[M]) Success(ctx context.Context, txid state.TxID) error {
+func (x *TransactionalExecutor[M]) Success(ctx context.Context, txid txn.TxID) error {
 	return x.success(ctx, txid)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/wire"
+	"github.com/squallstream/squall/txn"
 )
 
 // Format converts a flavour's records to and from stored bytes.
@@ -37,12 +38,12 @@ type Store[R any] struct {
 	// cannot be decoded (see state.CorruptHandler).
 	OnCorrupt state.CorruptHandler
 
-	tx      state.TxID
+	tx      txn.TxID
 	written map[string]R
 }
 
 // Begin starts a commit of txid and empties the per-commit cache.
-func (s *Store[R]) Begin(txid state.TxID) error {
+func (s *Store[R]) Begin(txid txn.TxID) error {
 	if txid == 0 {
 		return state.ErrNoTxID
 	}
@@ -53,7 +54,7 @@ func (s *Store[R]) Begin(txid state.TxID) error {
 
 // End ends commit txid and empties the per-commit cache; ending a commit
 // other than the current one is state.ErrNotBegun.
-func (s *Store[R]) End(txid state.TxID) error {
+func (s *Store[R]) End(txid txn.TxID) error {
 	if s.tx != txid {
 		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, s.tx)
 	}
@@ -72,7 +73,7 @@ func NewStore[R any](m state.BackingMap[[]byte], name string, f Format[R], cache
 }
 
 // TxID returns the txid of the current commit, 0 outside one.
-func (s *Store[R]) TxID() state.TxID { return s.tx }
+func (s *Store[R]) TxID() txn.TxID { return s.tx }
 
 // Slot is the current view of one key within a call.
 type Slot[R any] struct {

@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/boltstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // BenchmarkSwapCoordinator measures one durable Persist of a coordinator
@@ -23,12 +23,12 @@ func BenchmarkSwapCoordinator(b *testing.B) {
 	}
 	f := coordstore.Fence{Owner: "s", Generation: gen}
 	var v coordstore.Version
-	r := coordstore.Record{Attempts: map[state.TxID]uint32{}}
+	r := coordstore.Record{Attempts: map[txn.TxID]uint32{}}
 	for b.Loop() {
 		r.Committed++
 		clear(r.Attempts)
 		for i := range 8 {
-			r.Attempts[r.Committed+1+state.TxID(i)] = 0
+			r.Attempts[r.Committed+1+txn.TxID(i)] = 0
 		}
 		if v, err = s.SwapCoordinator(b.Context(), f, v, r); err != nil {
 			b.Fatal(err)

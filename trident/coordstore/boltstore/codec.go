@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // format is the first byte of every stored value.
@@ -60,13 +60,13 @@ func decodeRecord(b []byte) (coordstore.Version, coordstore.Record, error) {
 }
 
 // txKey returns the bucket key of txid.
-func txKey(txid state.TxID) []byte {
+func txKey(txid txn.TxID) []byte {
 	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(txid))
 }
 
-func keyTx(k []byte) (state.TxID, error) {
+func keyTx(k []byte) (txn.TxID, error) {
 	if len(k) != 8 {
 		return 0, fmt.Errorf("meta key of %d bytes, want 8", len(k))
 	}
-	return state.TxID(binary.BigEndian.Uint64(k)), nil
+	return txn.TxID(binary.BigEndian.Uint64(k)), nil
 }

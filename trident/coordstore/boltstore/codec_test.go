@@ -5,8 +5,8 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestDecodeRecordWithoutFailures: records written before failure counts
@@ -17,12 +17,12 @@ func TestDecodeRecordWithoutFailures(t *testing.T) {
 		b = binary.AppendUvarint(b, x)
 	}
 	v, r, err := decodeRecord(b)
-	want := map[state.TxID]uint32{4: 1, 5: 0}
+	want := map[txn.TxID]uint32{4: 1, 5: 0}
 	if err != nil || v != 7 || r.Committed != 3 || !maps.Equal(r.Attempts, want) || r.Failures != nil {
 		t.Fatalf("old record: v%d %+v %v", v, r, err)
 	}
 	// And a record without failure counts is still written that way.
-	if got := encodeRecord(7, coordstore.Record{Committed: 3, Attempts: map[state.TxID]uint32{4: 1}}); len(got) != 5 {
+	if got := encodeRecord(7, coordstore.Record{Committed: 3, Attempts: map[txn.TxID]uint32{4: 1}}); len(got) != 5 {
 		t.Fatalf("record without failures encodes to %d bytes, want 5", len(got))
 	}
 	// A truncated failure section is an error.

@@ -13,8 +13,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 var (
@@ -331,7 +331,7 @@ func (s *Store) entry(k coordstore.Key, key, raw []byte) (coordstore.Entry, erro
 }
 
 // GetMeta implements coordstore.Store.
-func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) ([]byte, bool, error) {
+func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) ([]byte, bool, error) {
 	if err := k.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -357,7 +357,7 @@ func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) 
 }
 
 // PrevMeta implements coordstore.Store.
-func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (coordstore.Entry, bool, error) {
+func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (coordstore.Entry, bool, error) {
 	if err := k.Validate(); err != nil {
 		return coordstore.Entry{}, false, err
 	}
@@ -406,7 +406,7 @@ func (s *Store) writeMeta(ctx context.Context, op string, gen coordstore.Generat
 }
 
 // PutMeta implements coordstore.Store.
-func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID, value []byte) error {
 	if err := coordstore.ValidateTxID(txid); err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coords
 }
 
 // RemoveMeta implements coordstore.Store.
-func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	return s.writeMeta(ctx, "remove meta", gen, k, func(tx *bolt.Tx) error {
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {
@@ -431,7 +431,7 @@ func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coo
 }
 
 // CleanupMetaBefore implements coordstore.Store.
-func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	return s.writeMeta(ctx, "cleanup meta", gen, k, func(tx *bolt.Tx) error {
 		b, err := s.partition(tx, k, false)
 		if b == nil || err != nil {

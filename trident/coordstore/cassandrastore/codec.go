@@ -3,8 +3,8 @@ package cassandrastore
 import (
 	"fmt"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // recordFormat is the first byte of a stored record.
@@ -25,6 +25,6 @@ func decodeRecord(b []byte) (coordstore.Record, error) {
 
 // txCol maps a txid to the bigint clustering column, keeping the order of
 // all uint64 values (the sign bit flipped).
-func txCol(txid state.TxID) int64 { return int64(uint64(txid) ^ 1<<63) }
+func txCol(txid txn.TxID) int64 { return int64(uint64(txid) ^ 1<<63) }
 
-func colTx(c int64) state.TxID { return state.TxID(uint64(c) ^ 1<<63) }
+func colTx(c int64) txn.TxID { return txn.TxID(uint64(c) ^ 1<<63) }

@@ -4,15 +4,15 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestRecordCodec: failure counts round-trip, and records written before
 // they existed (format, committed, attempts and nothing after) still load.
 func TestRecordCodec(t *testing.T) {
-	r := coordstore.Record{Committed: 3, Attempts: map[state.TxID]uint32{4: 1, 5: 0},
-		Failures: map[state.TxID]uint32{4: 2}}
+	r := coordstore.Record{Committed: 3, Attempts: map[txn.TxID]uint32{4: 1, 5: 0},
+		Failures: map[txn.TxID]uint32{4: 2}}
 	got, err := decodeRecord(encodeRecord(r))
 	if err != nil || got.Committed != 3 || !maps.Equal(got.Attempts, r.Attempts) || !maps.Equal(got.Failures, r.Failures) {
 		t.Fatalf("round trip: %+v %v", got, err)

@@ -7,13 +7,13 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // GetMeta implements coordstore.Store. It reads at the session's
 // consistency level.
-func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) ([]byte, bool, error) {
+func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) ([]byte, bool, error) {
 	if err := k.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -39,7 +39,7 @@ func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 // PrevMeta implements coordstore.Store: one read of the owner's
 // partition, the clustering restricted by equality on stream and
 // partition and by range on the txid.
-func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (coordstore.Entry, bool, error) {
+func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (coordstore.Entry, bool, error) {
 	if err := k.Validate(); err != nil {
 		return coordstore.Entry{}, false, err
 	}
@@ -67,7 +67,7 @@ func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID
 
 // PutMeta implements coordstore.Store: a lightweight transaction that
 // writes the entry if gen is the owner's generation.
-func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID, value []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coord
 
 // RemoveMeta implements coordstore.Store: a conditional deletion of the
 // entry's row.
-func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k co
 
 // CleanupMetaBefore implements coordstore.Store: a conditional batch of a
 // write of the owner's generation (the condition) and one range deletion.
-func (st *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (st *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // testConcurrentSwap races coordinators on one record: each increments
@@ -27,7 +27,7 @@ func testConcurrentSwap(t *testing.T, s coordstore.Store) {
 					return
 				}
 				r.Committed++
-				r.Attempts = map[state.TxID]uint32{r.Committed + 1: uint32(done)}
+				r.Attempts = map[txn.TxID]uint32{r.Committed + 1: uint32(done)}
 				switch _, err := s.SwapCoordinator(ctx(t), f, v, r); {
 				case err == nil:
 					done++
@@ -63,7 +63,7 @@ func testConcurrentMeta(t *testing.T, s coordstore.Store) {
 		own := coordstore.Key{Owner: "o", Stream: "s", Partition: fmt.Sprint("p", w)}
 		wg.Go(func() {
 			for i := 1; i <= n; i++ {
-				tx := state.TxID(i)
+				tx := txn.TxID(i)
 				v := []byte(fmt.Sprint(w, ":", i))
 				if err := s.PutMeta(ctx(t), gen, own, tx, v); err != nil {
 					errs <- err
@@ -87,7 +87,7 @@ func testConcurrentMeta(t *testing.T, s coordstore.Store) {
 					errs <- err
 					return
 				}
-				if _, _, err := s.GetMeta(ctx(t), own, state.TxID(i)); err != nil {
+				if _, _, err := s.GetMeta(ctx(t), own, txn.TxID(i)); err != nil {
 					errs <- err
 					return
 				}
@@ -101,16 +101,16 @@ func testConcurrentMeta(t *testing.T, s coordstore.Store) {
 	}
 	for w := range workers {
 		own := coordstore.Key{Owner: "o", Stream: "s", Partition: fmt.Sprint("p", w)}
-		var want []state.TxID
+		var want []txn.TxID
 		for i := n - 5; i <= n; i++ {
-			want = append(want, state.TxID(i))
+			want = append(want, txn.TxID(i))
 		}
 		wantEntries(t, s, own, want...)
 		wantMeta(t, s, own, n, str(fmt.Sprint(w, ":", n)))
 	}
-	var all []state.TxID
+	var all []txn.TxID
 	for i := 1; i <= n; i++ {
-		all = append(all, state.TxID(i))
+		all = append(all, txn.TxID(i))
 	}
 	wantEntries(t, s, shared, all...)
 }

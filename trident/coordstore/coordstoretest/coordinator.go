@@ -7,16 +7,16 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
-func rec(committed state.TxID, attempts ...uint32) coordstore.Record {
+func rec(committed txn.TxID, attempts ...uint32) coordstore.Record {
 	r := coordstore.Record{Committed: committed}
 	if len(attempts) > 0 {
-		r.Attempts = map[state.TxID]uint32{}
+		r.Attempts = map[txn.TxID]uint32{}
 		for i, a := range attempts {
-			r.Attempts[committed+1+state.TxID(i)] = a
+			r.Attempts[committed+1+txn.TxID(i)] = a
 		}
 	}
 	return r
@@ -98,16 +98,16 @@ func testCoordinatorStreams(t *testing.T, s coordstore.Store) {
 	names := []string{"a", "ab", "a/b", "a\x00b", "ünïcode", string(make([]byte, 1024))}
 	vs := map[string]coordstore.Version{}
 	for i, n := range names {
-		vs[n] = swap(t, s, n, 0, rec(state.TxID(i), uint32(i)))
+		vs[n] = swap(t, s, n, 0, rec(txn.TxID(i), uint32(i)))
 	}
 	for i, n := range names {
-		wantRecord(t, s, n, rec(state.TxID(i), uint32(i)), vs[n])
+		wantRecord(t, s, n, rec(txn.TxID(i), uint32(i)), vs[n])
 	}
 	wantRecord(t, s, "b", coordstore.Record{}, 0)
 	// Each stream has its own versions: swapping one never conflicts with
 	// another's.
 	for i, n := range names {
-		vs[n] = swap(t, s, n, vs[n], rec(state.TxID(i+10)))
+		vs[n] = swap(t, s, n, vs[n], rec(txn.TxID(i+10)))
 	}
 }
 
@@ -123,7 +123,7 @@ func testCoordinatorCopies(t *testing.T, s coordstore.Store) {
 func testCoordinatorExtremes(t *testing.T, s coordstore.Store) {
 	r := coordstore.Record{
 		Committed: coordstore.MaxTxID - 10,
-		Attempts: map[state.TxID]uint32{
+		Attempts: map[txn.TxID]uint32{
 			coordstore.MaxTxID - 9: math.MaxUint32,
 			coordstore.MaxTxID - 1: 0,
 		},
@@ -131,9 +131,9 @@ func testCoordinatorExtremes(t *testing.T, s coordstore.Store) {
 	v := swap(t, s, "s", 0, r)
 	wantRecord(t, s, "s", r, v)
 	// Many attempts in flight.
-	big := coordstore.Record{Committed: 1, Attempts: map[state.TxID]uint32{}}
+	big := coordstore.Record{Committed: 1, Attempts: map[txn.TxID]uint32{}}
 	for i := range 5000 {
-		big.Attempts[state.TxID(i+2)] = uint32(i)
+		big.Attempts[txn.TxID(i+2)] = uint32(i)
 	}
 	v = swap(t, s, "s", v, big)
 	wantRecord(t, s, "s", big, v)
@@ -143,7 +143,7 @@ func testCoordinatorFailures(t *testing.T, s coordstore.Store) {
 	// Failure counts round-trip, and a later record without them loads
 	// without them.
 	r := rec(3, 1, 2, 0)
-	r.Failures = map[state.TxID]uint32{4: 2, 6: math.MaxUint32}
+	r.Failures = map[txn.TxID]uint32{4: 2, 6: math.MaxUint32}
 	v := swap(t, s, "s", 0, r)
 	wantRecord(t, s, "s", r, v)
 	got, _ := load(t, s, "s")
@@ -152,7 +152,7 @@ func testCoordinatorFailures(t *testing.T, s coordstore.Store) {
 	v = swap(t, s, "s", v, rec(4, 0))
 	wantRecord(t, s, "s", rec(4, 0), v)
 	// Failures without attempts, too.
-	only := coordstore.Record{Committed: 5, Failures: map[state.TxID]uint32{6: 1}}
+	only := coordstore.Record{Committed: 5, Failures: map[txn.TxID]uint32{6: 1}}
 	v = swap(t, s, "s", v, only)
 	wantRecord(t, s, "s", only, v)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 func acquire(t *testing.T, s coordstore.Store, owner string) coordstore.Generation {
@@ -59,7 +59,7 @@ func testFenceWrites(t *testing.T, s coordstore.Store) {
 	v1, err := s.SwapCoordinator(ctx(t), oldF, 0, rec(1))
 	must(t, err)
 	for tx := 1; tx <= 4; tx++ {
-		put(t, s, k, state.TxID(tx), "old")
+		put(t, s, k, txn.TxID(tx), "old")
 	}
 
 	cur := acquire(t, s, "o")

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 var key = coordstore.Key{Owner: "o", Stream: "s", Partition: "topic@0"}
 
-func put(t *testing.T, s coordstore.Store, k coordstore.Key, txid state.TxID, v string) {
+func put(t *testing.T, s coordstore.Store, k coordstore.Key, txid txn.TxID, v string) {
 	t.Helper()
 	if err := s.PutMeta(ctx(t), g(t, s, k.Owner), k, txid, []byte(v)); err != nil {
 		t.Fatalf("PutMeta(%s, %d): %v", k, txid, err)
@@ -19,7 +19,7 @@ func put(t *testing.T, s coordstore.Store, k coordstore.Key, txid state.TxID, v 
 }
 
 // wantMeta checks GetMeta; want nil means "no entry".
-func wantMeta(t *testing.T, s coordstore.Store, k coordstore.Key, txid state.TxID, want *string) {
+func wantMeta(t *testing.T, s coordstore.Store, k coordstore.Key, txid txn.TxID, want *string) {
 	t.Helper()
 	got, ok, err := s.GetMeta(ctx(t), k, txid)
 	if err != nil {
@@ -36,7 +36,7 @@ func wantMeta(t *testing.T, s coordstore.Store, k coordstore.Key, txid state.TxI
 }
 
 // wantPrev checks PrevMeta; want 0 means "no entry".
-func wantPrev(t *testing.T, s coordstore.Store, k coordstore.Key, txid, want state.TxID, wantV string) {
+func wantPrev(t *testing.T, s coordstore.Store, k coordstore.Key, txid, want txn.TxID, wantV string) {
 	t.Helper()
 	e, ok, err := s.PrevMeta(ctx(t), k, txid)
 	if err != nil {
@@ -51,9 +51,9 @@ func wantPrev(t *testing.T, s coordstore.Store, k coordstore.Key, txid, want sta
 }
 
 // wantEntries checks the complete list of entries through PrevMeta.
-func wantEntries(t *testing.T, s coordstore.Store, k coordstore.Key, want ...state.TxID) {
+func wantEntries(t *testing.T, s coordstore.Store, k coordstore.Key, want ...txn.TxID) {
 	t.Helper()
-	var got []state.TxID
+	var got []txn.TxID
 	for at := coordstore.MaxTxID; ; {
 		e, ok, err := s.PrevMeta(ctx(t), k, at)
 		if err != nil {
@@ -62,7 +62,7 @@ func wantEntries(t *testing.T, s coordstore.Store, k coordstore.Key, want ...sta
 		if !ok {
 			break
 		}
-		got = append([]state.TxID{e.TxID}, got...)
+		got = append([]txn.TxID{e.TxID}, got...)
 		at = e.TxID
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -103,10 +103,10 @@ func testMetaEmptyValues(t *testing.T, s coordstore.Store) {
 
 func testMetaPrev(t *testing.T, s coordstore.Store) {
 	wantPrev(t, s, key, coordstore.MaxTxID, 0, "")
-	for _, tx := range []state.TxID{9, 2, 5} {
+	for _, tx := range []txn.TxID{9, 2, 5} {
 		put(t, s, key, tx, fmt.Sprint("v", tx))
 	}
-	for _, c := range []struct{ at, want state.TxID }{
+	for _, c := range []struct{ at, want txn.TxID }{
 		{1, 0}, {2, 0}, {3, 2}, {5, 2}, {6, 5}, {9, 5}, {10, 9}, {1 << 40, 9}, {coordstore.MaxTxID, 9},
 	} {
 		v := ""
@@ -125,7 +125,7 @@ func testMetaPrev(t *testing.T, s coordstore.Store) {
 
 func testMetaRemove(t *testing.T, s coordstore.Store) {
 	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 4)) // absent: not an error
-	for tx := state.TxID(1); tx <= 5; tx++ {
+	for tx := txn.TxID(1); tx <= 5; tx++ {
 		put(t, s, key, tx, "v")
 	}
 	must(t, s.RemoveMeta(ctx(t), g(t, s, "o"), key, 3))
@@ -140,7 +140,7 @@ func testMetaRemove(t *testing.T, s coordstore.Store) {
 
 func testMetaCleanup(t *testing.T, s coordstore.Store) {
 	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 10)) // empty: not an error
-	for _, tx := range []state.TxID{1, 2, 4, 7, 8} {
+	for _, tx := range []txn.TxID{1, 2, 4, 7, 8} {
 		put(t, s, key, tx, "v")
 	}
 	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 1))
@@ -172,12 +172,12 @@ func testMetaKeys(t *testing.T, s coordstore.Store) {
 		{Owner: "x", Stream: "a", Partition: "b"},
 	}
 	for i, k := range keys {
-		put(t, s, k, state.TxID(i+1), k.String())
+		put(t, s, k, txn.TxID(i+1), k.String())
 	}
 	v := swap(t, s, "a", 0, rec(1, 1))
 	for i, k := range keys {
-		wantEntries(t, s, k, state.TxID(i+1))
-		wantMeta(t, s, k, state.TxID(i+1), str(k.String()))
+		wantEntries(t, s, k, txn.TxID(i+1))
+		wantMeta(t, s, k, txn.TxID(i+1), str(k.String()))
 	}
 	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), keys[0], coordstore.MaxTxID))
 	wantEntries(t, s, keys[0])

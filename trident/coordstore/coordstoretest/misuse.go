@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // calls exercises every method once, for the tests that expect them all to
 // fail the same way.
-func calls(s coordstore.Store, c context.Context, stream string, k coordstore.Key, txid state.TxID) map[string]error {
+func calls(s coordstore.Store, c context.Context, stream string, k coordstore.Key, txid txn.TxID) map[string]error {
 	const gen = 1
 	out := map[string]error{}
 	_, out["Acquire"] = s.Acquire(c, stream)
@@ -50,7 +50,7 @@ func testInvalid(t *testing.T, s coordstore.Store) {
 			}
 		}
 	}
-	for _, txid := range []state.TxID{0, coordstore.MaxTxID} {
+	for _, txid := range []txn.TxID{0, coordstore.MaxTxID} {
 		if err := s.PutMeta(ctx(t), g(t, s, "o"), key, txid, nil); !errors.Is(err, coordstore.ErrInvalid) {
 			t.Errorf("PutMeta(txid %d) = %v, want ErrInvalid", txid, err)
 		}

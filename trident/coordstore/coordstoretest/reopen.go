@@ -3,8 +3,8 @@ package coordstoretest
 import (
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // testReopen checks that a durable store keeps records, versions and
@@ -43,7 +43,7 @@ func testReopen(t *testing.T, o Opener) {
 // testReopenCleanup checks that removals and cleanups are durable too.
 func testReopenCleanup(t *testing.T, o Opener) {
 	s := open(t, o)
-	for tx := state.TxID(1); tx <= 6; tx++ {
+	for tx := txn.TxID(1); tx <= 6; tx++ {
 		put(t, s, key, tx, "v")
 	}
 	must(t, s.CleanupMetaBefore(ctx(t), g(t, s, "o"), key, 3))

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // testRotating follows Storm's test-rotating-transactional-state (its
@@ -20,7 +20,7 @@ func testRotating(t *testing.T, s coordstore.Store) {
 		prevs = append(prevs, string(prev))
 		return []byte(init), nil
 	}
-	get := func(txid state.TxID, want string) {
+	get := func(txid txn.TxID, want string) {
 		t.Helper()
 		got, err := r.StateOrInit(ctx(t), txid, initializer)
 		if err != nil || string(got) != want {

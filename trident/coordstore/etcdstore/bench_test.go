@@ -3,9 +3,9 @@ package etcdstore_test
 import (
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/etcdstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // BenchmarkEtcdStoreSwapCoordinator measures the two writes of a batch's
@@ -31,12 +31,12 @@ func BenchmarkEtcdStoreSwapCoordinator(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := coordstore.Record{Attempts: map[state.TxID]uint32{}}
+		r := coordstore.Record{Attempts: map[txn.TxID]uint32{}}
 		for b.Loop() {
 			r.Committed++
 			clear(r.Attempts)
 			for i := range 8 {
-				r.Attempts[r.Committed+1+state.TxID(i)] = 0
+				r.Attempts[r.Committed+1+txn.TxID(i)] = 0
 			}
 			if v, err = s.SwapCoordinator(b.Context(), f, v, r); err != nil {
 				b.Fatal(err)
@@ -46,7 +46,7 @@ func BenchmarkEtcdStoreSwapCoordinator(b *testing.B) {
 	b.Run("PutMeta", func(b *testing.B) {
 		k := coordstore.Key{Owner: "s", Stream: "counts", Partition: "events@0"}
 		value := []byte(`{"offset":123456789,"next":123457789}`)
-		tx := state.TxID(0)
+		tx := txn.TxID(0)
 		for b.Loop() {
 			tx++
 			if err := s.PutMeta(b.Context(), gen, k, tx, value); err != nil {

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // Key layout, under the store's prefix P (see the package comment):
@@ -34,24 +34,24 @@ func (st *Store) metaDir(k coordstore.Key) string {
 
 // metaKey returns the key of k's entry for txid. Every key below
 // metaKey(k, t) in etcd's order and under metaDir(k) is an entry before t.
-func (st *Store) metaKey(k coordstore.Key, txid state.TxID) string {
+func (st *Store) metaKey(k coordstore.Key, txid txn.TxID) string {
 	return st.metaDir(k) + txidString(txid)
 }
 
 // txidString returns txid as 16 lowercase hexadecimal digits.
-func txidString(txid state.TxID) string {
+func txidString(txid txn.TxID) string {
 	const digits = "0000000000000000"
 	s := strconv.FormatUint(uint64(txid), 16)
 	return digits[len(s):] + s
 }
 
 // parseTxID decodes what txidString wrote.
-func parseTxID(s string) (state.TxID, bool) {
+func parseTxID(s string) (txn.TxID, bool) {
 	if len(s) != 16 || strings.ToLower(s) != s {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 16, 64)
-	return state.TxID(n), err == nil
+	return txn.TxID(n), err == nil
 }
 
 // escape returns name with every byte that is not a visible ASCII

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestEscape(t *testing.T) {
@@ -37,7 +37,7 @@ func TestEscape(t *testing.T) {
 }
 
 func TestTxIDOrder(t *testing.T) {
-	txids := []state.TxID{1, 2, 9, 10, 15, 16, 255, 256, 1 << 32, 1<<63 - 1, 1 << 63, coordstore.MaxTxID - 1}
+	txids := []txn.TxID{1, 2, 9, 10, 15, 16, 255, 256, 1 << 32, 1<<63 - 1, 1 << 63, coordstore.MaxTxID - 1}
 	for i, tx := range txids {
 		s := txidString(tx)
 		if back, ok := parseTxID(s); !ok || back != tx {

@@ -10,9 +10,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/etcdstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestNewInvalid: New and Dial refuse a missing client, a prefix ending
@@ -118,7 +118,7 @@ func TestLayout(t *testing.T) {
 	}
 	k := coordstore.Key{Owner: owner, Stream: "counts", Partition: "topic@3"}
 	for _, tx := range []uint64{7, 0x1_0000_0000} {
-		if err := s.PutMeta(ctx, gen, k, state.TxID(tx), []byte("m")); err != nil {
+		if err := s.PutMeta(ctx, gen, k, txn.TxID(tx), []byte("m")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,13 +7,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // GetMeta implements coordstore.Store: a linearizable read of the
 // entry's key.
-func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) ([]byte, bool, error) {
+func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) ([]byte, bool, error) {
 	if err := k.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -36,7 +36,7 @@ func (st *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 // PrevMeta implements coordstore.Store: a linearizable range read from
 // the first key of k's entries up to (not including) the key of txid,
 // sorted by key in descending order and limited to one key.
-func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (coordstore.Entry, bool, error) {
+func (st *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (coordstore.Entry, bool, error) {
 	if err := k.Validate(); err != nil {
 		return coordstore.Entry{}, false, err
 	}
@@ -74,7 +74,7 @@ func value(b []byte) []byte {
 
 // PutMeta implements coordstore.Store: one transaction that puts the
 // entry if the owner's generation key holds gen.
-func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID, value []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (st *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coord
 
 // RemoveMeta implements coordstore.Store: one transaction that deletes
 // the entry's key if the owner's generation key holds gen.
-func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (st *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k co
 // CleanupMetaBefore implements coordstore.Store: one transaction that
 // deletes the range of k's entries below txid if the owner's generation
 // key holds gen.
-func (st *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (st *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}

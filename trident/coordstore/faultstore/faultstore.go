@@ -16,8 +16,8 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/sim"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // ErrInjected is the cause of every injected fault made by this package's
@@ -129,7 +129,7 @@ func (s *Store) fault(method, subject string, write bool) Fault {
 }
 
 // metaSubject is the subject of a metadata call.
-func metaSubject(k coordstore.Key, txid state.TxID) string {
+func metaSubject(k coordstore.Key, txid txn.TxID) string {
 	return fmt.Sprintf("%s/%s/%s@%d", k.Owner, k.Stream, k.Partition, txid)
 }
 
@@ -194,7 +194,7 @@ func (s *Store) SwapCoordinator(ctx context.Context, f coordstore.Fence, old coo
 }
 
 // GetMeta implements coordstore.Store.
-func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (v []byte, ok bool, err error) {
+func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (v []byte, ok bool, err error) {
 	err = call(s, "GetMeta", metaSubject(k, txid), false, func() error {
 		v, ok, err = s.inner.GetMeta(ctx, k, txid)
 		return err
@@ -206,7 +206,7 @@ func (s *Store) GetMeta(ctx context.Context, k coordstore.Key, txid state.TxID) 
 }
 
 // PrevMeta implements coordstore.Store.
-func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID) (e coordstore.Entry, ok bool, err error) {
+func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (e coordstore.Entry, ok bool, err error) {
 	err = call(s, "PrevMeta", metaSubject(k, txid), false, func() error {
 		e, ok, err = s.inner.PrevMeta(ctx, k, txid)
 		return err
@@ -218,17 +218,17 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid state.TxID)
 }
 
 // PutMeta implements coordstore.Store.
-func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID, value []byte) error {
+func (s *Store) PutMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID, value []byte) error {
 	return call(s, "PutMeta", metaSubject(k, txid), true, func() error { return s.inner.PutMeta(ctx, gen, k, txid, value) })
 }
 
 // RemoveMeta implements coordstore.Store.
-func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (s *Store) RemoveMeta(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	return call(s, "RemoveMeta", metaSubject(k, txid), true, func() error { return s.inner.RemoveMeta(ctx, gen, k, txid) })
 }
 
 // CleanupMetaBefore implements coordstore.Store.
-func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid state.TxID) error {
+func (s *Store) CleanupMetaBefore(ctx context.Context, gen coordstore.Generation, k coordstore.Key, txid txn.TxID) error {
 	return call(s, "CleanupMetaBefore", metaSubject(k, txid), true, func() error { return s.inner.CleanupMetaBefore(ctx, gen, k, txid) })
 }
 

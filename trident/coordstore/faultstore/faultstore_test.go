@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/coordstoretest"
 	"github.com/squallstream/squall/trident/coordstore/faultstore"
+	"github.com/squallstream/squall/txn"
 )
 
 // Without faults the wrapper is a conforming store.
@@ -71,7 +71,7 @@ func TestRandomIsReproducible(t *testing.T) {
 		s := faultstore.Wrap(owned(t), faultstore.Random(42, 0.3))
 		var out []bool
 		for i := range 200 {
-			err := s.PutMeta(t.Context(), 1, key, state.TxID(i+1), nil)
+			err := s.PutMeta(t.Context(), 1, key, txn.TxID(i+1), nil)
 			out = append(out, err != nil)
 		}
 		return out

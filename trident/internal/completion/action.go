@@ -3,6 +3,8 @@ package completion
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/squallstream/squall/txn"
 )
 
 // Kind says what the shell must do for an Action.
@@ -50,8 +52,8 @@ func (k Kind) String() string {
 // Action is one step the shell executes for the machine.
 type Action[H any] struct {
 	Kind    Kind
-	Attempt Attempt // Finish, Drop, Mismatch, Unprocessed
-	Handle  H       // Ack, Fail, Finish
+	Attempt txn.Attempt // Finish, Drop, Mismatch, Unprocessed
+	Handle  H           // Ack, Fail, Finish
 
 	Early             bool // Mismatch
 	Expected, Arrived int  // Mismatch

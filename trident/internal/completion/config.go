@@ -3,12 +3,7 @@ package completion
 import (
 	"errors"
 	"fmt"
-
-	"github.com/squallstream/squall/trident/internal/coord"
 )
-
-// Attempt is one attempt at a batch: its txid and attempt number.
-type Attempt = coord.Attempt
 
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("completion: invalid config")

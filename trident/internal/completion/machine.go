@@ -3,7 +3,7 @@ package completion
 import (
 	"slices"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // Machine tracks the batch attempts of one task. H is the shell's handle
@@ -12,16 +12,16 @@ type Machine[H any] struct {
 	cfg      Config
 	late     map[string]bool
 	mixed    bool // fed both by early and by late upstream stages
-	batches  map[state.TxID]*record[H]
-	finished map[state.TxID]uint32 // the attempt that finished each txid, until its success
+	batches  map[txn.TxID]*record[H]
+	finished map[txn.TxID]uint32 // the attempt that finished each txid, until its success
 	queue    []Action[H]
 	head     int
-	scratch  []state.TxID
+	scratch  []txn.TxID
 }
 
 // record is the machine's record of one attempt at a batch.
 type record[H any] struct {
-	attempt  Attempt
+	attempt  txn.Attempt
 	received int // data tuples counted
 	expected int // data tuples upstream tasks say they sent
 	reports  int
@@ -59,8 +59,8 @@ func New[H any](cfg Config) (*Machine[H], error) {
 		cfg:      cfg,
 		late:     map[string]bool{},
 		mixed:    len(cfg.Late) > 0 && cfg.EarlyReports > 0,
-		batches:  map[state.TxID]*record[H]{},
-		finished: map[state.TxID]uint32{},
+		batches:  map[txn.TxID]*record[H]{},
+		finished: map[txn.TxID]uint32{},
 	}
 	for _, c := range cfg.Late {
 		m.late[c] = true
@@ -91,7 +91,7 @@ func (m *Machine[H]) fail(h H) { m.push(Action[H]{Kind: Fail, Handle: h}) }
 // should process it: false for an attempt that failed, is older than the
 // recorded one or is not newer than the finished one. early is set for a
 // tuple from an upstream stage that reports in the processing phase.
-func (m *Machine[H]) Data(a Attempt, early bool) bool {
+func (m *Machine[H]) Data(a txn.Attempt, early bool) bool {
 	r := m.track(a)
 	if r == nil || r.phase == Failed {
 		return false
@@ -106,7 +106,7 @@ func (m *Machine[H]) Data(a Attempt, early bool) bool {
 // Report counts the report of one task of upstream component from: it
 // sent count tuples of attempt a. The machine holds h or queues its ack
 // or fail.
-func (m *Machine[H]) Report(a Attempt, from string, count int, h H) {
+func (m *Machine[H]) Report(a txn.Attempt, from string, count int, h H) {
 	r := m.track(a)
 	if r == nil {
 		m.ack(h)
@@ -140,7 +140,7 @@ func (m *Machine[H]) Report(a Attempt, from string, count int, h H) {
 // Commit starts the commit of attempt a, whose commit tuple is h. A stage
 // fed in the commit phase may have received nothing of a yet, and takes a
 // newer attempt at its commit.
-func (m *Machine[H]) Commit(a Attempt, h H) {
+func (m *Machine[H]) Commit(a txn.Attempt, h H) {
 	r := m.batches[a.TxID]
 	if len(m.cfg.Late) > 0 && (r == nil || r.attempt.N < a.N) {
 		r = m.track(a)
@@ -159,7 +159,7 @@ func (m *Machine[H]) Commit(a Attempt, h H) {
 
 // Fail marks attempt a failed because running an operation on one of its
 // tuples failed with err: its held handles fail.
-func (m *Machine[H]) Fail(a Attempt, err error) {
+func (m *Machine[H]) Fail(a txn.Attempt, err error) {
 	if r := m.batches[a.TxID]; r != nil && r.attempt == a && r.phase != Finishing {
 		m.failRecord(r, err)
 	}
@@ -169,7 +169,7 @@ func (m *Machine[H]) Fail(a Attempt, err error) {
 // shell ran for a Finish action. On success the anchor is acked and the
 // attempt dropped and remembered as finished until its success; on error
 // the attempt failed.
-func (m *Machine[H]) Finished(a Attempt, err error) {
+func (m *Machine[H]) Finished(a txn.Attempt, err error) {
 	r := m.batches[a.TxID]
 	if r == nil || r.attempt != a || r.phase != Finishing {
 		return
@@ -192,7 +192,7 @@ func (m *Machine[H]) Finished(a Attempt, err error) {
 }
 
 // Success forgets every attempt up to txid, failing the handles they hold.
-func (m *Machine[H]) Success(txid state.TxID) {
+func (m *Machine[H]) Success(txid txn.TxID) {
 	m.scratch = m.scratch[:0]
 	for t := range m.batches {
 		if t <= txid {
@@ -211,16 +211,16 @@ func (m *Machine[H]) Success(txid state.TxID) {
 }
 
 // Status returns the recorded attempt of txid and its phase (zero if none).
-func (m *Machine[H]) Status(txid state.TxID) (Attempt, Phase) {
+func (m *Machine[H]) Status(txid txn.TxID) (txn.Attempt, Phase) {
 	r := m.batches[txid]
 	if r == nil {
-		return Attempt{}, 0
+		return txn.Attempt{}, 0
 	}
 	return r.attempt, r.phase
 }
 
 // Err returns why the recorded attempt of txid failed, if it did.
-func (m *Machine[H]) Err(txid state.TxID) error {
+func (m *Machine[H]) Err(txid txn.TxID) error {
 	if r := m.batches[txid]; r != nil {
 		return r.err
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 	"pgregory.net/rapid"
 )
 
@@ -23,13 +23,13 @@ type model struct {
 	earlyReports    int
 	lateFrom        map[string]bool
 	committer       bool
-	batches         map[state.TxID]*mbatch
-	finished        map[state.TxID]uint32
+	batches         map[txn.TxID]*mbatch
+	finished        map[txn.TxID]uint32
 	out             []Action[int]
 }
 
 type mbatch struct {
-	attempt  Attempt
+	attempt  txn.Attempt
 	received int
 	expected int
 	reports  int
@@ -44,7 +44,7 @@ type mbatch struct {
 
 func newModel(cfg Config) *model {
 	m := &model{cfg: cfg, expectedReports: cfg.Reports, earlyReports: cfg.EarlyReports, lateFrom: map[string]bool{},
-		committer: cfg.Committer, batches: map[state.TxID]*mbatch{}, finished: map[state.TxID]uint32{}}
+		committer: cfg.Committer, batches: map[txn.TxID]*mbatch{}, finished: map[txn.TxID]uint32{}}
 	for _, c := range cfg.Late {
 		m.lateFrom[c] = true
 	}
@@ -54,7 +54,7 @@ func newModel(cfg Config) *model {
 func (m *model) ack(h int)  { m.out = append(m.out, Action[int]{Kind: Ack, Handle: h}) }
 func (m *model) fail(h int) { m.out = append(m.out, Action[int]{Kind: Fail, Handle: h}) }
 
-func (m *model) track(a Attempt) *mbatch {
+func (m *model) track(a txn.Attempt) *mbatch {
 	if n, ok := m.finished[a.TxID]; ok && a.N <= n {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (m *model) release(bt *mbatch) {
 	}
 }
 
-func (m *model) data(a Attempt, early bool) bool {
+func (m *model) data(a txn.Attempt, early bool) bool {
 	bt := m.track(a)
 	if bt == nil || bt.failed {
 		return false
@@ -99,13 +99,13 @@ func (m *model) data(a Attempt, early bool) bool {
 	return true
 }
 
-func (m *model) opFailed(a Attempt) {
+func (m *model) opFailed(a txn.Attempt) {
 	if bt := m.batches[a.TxID]; bt != nil && bt.attempt == a {
 		m.failBatch(bt)
 	}
 }
 
-func (m *model) coordinate(a Attempt, from string, count, t int) {
+func (m *model) coordinate(a txn.Attempt, from string, count, t int) {
 	bt := m.track(a)
 	if bt == nil {
 		m.ack(t)
@@ -155,7 +155,7 @@ func (m *model) checkEarly(bt *mbatch) bool {
 	return true
 }
 
-func (m *model) commitBatch(a Attempt, t int) {
+func (m *model) commitBatch(a txn.Attempt, t int) {
 	bt := m.batches[a.TxID]
 	if len(m.lateFrom) > 0 && (bt == nil || bt.attempt.N < a.N) {
 		bt = m.track(a)
@@ -194,7 +194,7 @@ func (m *model) checkFinish(bt *mbatch) {
 }
 
 // finished is the rest of checkFinish, after the bolt's finish step.
-func (m *model) finishedStep(a Attempt, err error) {
+func (m *model) finishedStep(a txn.Attempt, err error) {
 	bt := m.batches[a.TxID]
 
 	if err != nil {
@@ -216,8 +216,8 @@ func (m *model) failBatch(bt *mbatch) {
 	m.release(bt)
 }
 
-func (m *model) success(txid state.TxID) {
-	var ts []state.TxID
+func (m *model) success(txid txn.TxID) {
+	var ts []txn.TxID
 	for t := range m.batches {
 		if t <= txid {
 			ts = append(ts, t)
@@ -292,9 +292,9 @@ func TestModel(t *testing.T) {
 				t.Fatalf("%s:\n got %v\nwant %v", name, got, want)
 			}
 		}
-		attempt := func(t *rapid.T) Attempt {
-			return Attempt{
-				TxID: h.success + state.TxID(rapid.IntRange(1, 3).Draw(t, "txid")),
+		attempt := func(t *rapid.T) txn.Attempt {
+			return txn.Attempt{
+				TxID: h.success + txn.TxID(rapid.IntRange(1, 3).Draw(t, "txid")),
 				N:    uint32(rapid.IntRange(0, 2).Draw(t, "n")),
 			}
 		}
@@ -350,7 +350,7 @@ func TestModel(t *testing.T) {
 				step("commit "+a.String(), func() { mach.Commit(a, hd) }, func() { mod.commitBatch(a, hd) })
 			},
 			"success": func(t *rapid.T) {
-				tx := h.success + state.TxID(rapid.IntRange(0, 2).Draw(t, "txid"))
+				tx := h.success + txn.TxID(rapid.IntRange(0, 2).Draw(t, "txid"))
 				step("success "+tx.String(), func() { mach.Success(tx) }, func() { mod.success(tx) })
 				h.success = tx
 				h.checkForgotten(t, mach)
@@ -373,7 +373,7 @@ func TestModel(t *testing.T) {
 }
 
 type key struct {
-	a    Attempt
+	a    txn.Attempt
 	task int
 }
 
@@ -381,24 +381,24 @@ type key struct {
 type harness struct {
 	cfg       Config
 	next      int
-	owner     map[int]Attempt // every handle given to the machine
+	owner     map[int]txn.Attempt // every handle given to the machine
 	settled   map[int]int
 	sent      map[key]int
 	reported  map[key]bool
-	reports   map[Attempt]int
-	counted   map[Attempt]int // the sum of the reported counts
-	processed map[Attempt]int // data the machine let through
-	commits   map[Attempt]bool
-	finishes  map[Attempt]bool
-	success   state.TxID
+	reports   map[txn.Attempt]int
+	counted   map[txn.Attempt]int // the sum of the reported counts
+	processed map[txn.Attempt]int // data the machine let through
+	commits   map[txn.Attempt]bool
+	finishes  map[txn.Attempt]bool
+	success   txn.TxID
 }
 
 func newHarness(cfg Config) *harness {
-	return &harness{cfg: cfg, owner: map[int]Attempt{}, settled: map[int]int{}, sent: map[key]int{}, reported: map[key]bool{},
-		reports: map[Attempt]int{}, counted: map[Attempt]int{}, processed: map[Attempt]int{}, commits: map[Attempt]bool{}, finishes: map[Attempt]bool{}}
+	return &harness{cfg: cfg, owner: map[int]txn.Attempt{}, settled: map[int]int{}, sent: map[key]int{}, reported: map[key]bool{},
+		reports: map[txn.Attempt]int{}, counted: map[txn.Attempt]int{}, processed: map[txn.Attempt]int{}, commits: map[txn.Attempt]bool{}, finishes: map[txn.Attempt]bool{}}
 }
 
-func (h *harness) give(a Attempt) int {
+func (h *harness) give(a txn.Attempt) int {
 	h.next++
 	h.owner[h.next] = a
 	return h.next
@@ -437,7 +437,7 @@ func (h *harness) exec(t *rapid.T, m *Machine[int], act Action[int]) {
 // checkForgotten checks that nothing up to the last success is
 // remembered.
 func (h *harness) checkForgotten(t *rapid.T, m *Machine[int]) {
-	for tx := state.TxID(1); tx <= h.success; tx++ {
+	for tx := txn.TxID(1); tx <= h.success; tx++ {
 		if a, p := m.Status(tx); p != 0 {
 			t.Fatalf("attempt %v (%v) remembered after the success of %v", a, p, h.success)
 		}

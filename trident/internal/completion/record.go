@@ -1,6 +1,10 @@
 package completion
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/squallstream/squall/txn"
+)
 
 // errMismatch is the recorded failure of an attempt whose counts did not
 // add up (the shell reports its own error for the Mismatch action).
@@ -9,7 +13,7 @@ var errMismatch = errors.New("completion: tuple count mismatch")
 // track returns the record of attempt a, replacing the record of an older
 // attempt at the same txid; it returns nil for an attempt older than the
 // recorded one or not newer than the finished one.
-func (m *Machine[H]) track(a Attempt) *record[H] {
+func (m *Machine[H]) track(a txn.Attempt) *record[H] {
 	if n, ok := m.finished[a.TxID]; ok && a.N <= n {
 		return nil
 	}

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
-
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestDataDriven runs every testdata/*.txt file with
@@ -87,7 +86,7 @@ func (d *driver) run(cmd string, args []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.m.Success(state.TxID(t))
+		d.m.Success(txn.TxID(t))
 		return d.drain(), nil
 	}
 	if len(args) < 1 {
@@ -162,7 +161,7 @@ func (d *driver) drain() []string {
 
 func (d *driver) status() []string {
 	var out []string
-	for t := state.TxID(1); t <= 64; t++ {
+	for t := txn.TxID(1); t <= 64; t++ {
 		if a, p := d.m.Status(t); p != 0 {
 			out = append(out, a.String()+" "+p.String())
 		}
@@ -204,18 +203,18 @@ func parseConfig(args []string) (Config, error) {
 	return cfg, nil
 }
 
-func parseAttempt(s string) (Attempt, error) {
+func parseAttempt(s string) (txn.Attempt, error) {
 	tx, n, ok := strings.Cut(s, ":")
 	if !ok {
-		return Attempt{}, fmt.Errorf("want T:A, got %q", s)
+		return txn.Attempt{}, fmt.Errorf("want T:A, got %q", s)
 	}
 	t, err := strconv.ParseUint(tx, 10, 64)
 	if err != nil {
-		return Attempt{}, err
+		return txn.Attempt{}, err
 	}
 	a, err := strconv.ParseUint(n, 10, 32)
 	if err != nil {
-		return Attempt{}, err
+		return txn.Attempt{}, err
 	}
-	return Attempt{TxID: state.TxID(t), N: uint32(a)}, nil
+	return txn.Attempt{TxID: txn.TxID(t), N: uint32(a)}, nil
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // ActionKind says what the shell must do for an Action.
@@ -45,8 +45,8 @@ func (k ActionKind) String() string {
 // Action is one step the shell executes for the coordinator.
 type Action struct {
 	Kind    ActionKind
-	Attempt Attempt // EmitBatch, Commit, Success
-	State   State   // Persist
+	Attempt txn.Attempt // EmitBatch, Commit, Success
+	State   State       // Persist
 }
 
 // String formats the action, for example "emit 3:1" or
@@ -61,10 +61,10 @@ func (a Action) String() string {
 // State is the coordinator's durable state: what New needs to resume.
 type State struct {
 	// Committed is the last committed txid; 0 before the first commit.
-	Committed state.TxID
+	Committed txn.TxID
 	// Attempts holds, in increasing txid order, the highest attempt number
 	// used for each txid after Committed that was ever emitted.
-	Attempts []Attempt
+	Attempts []txn.Attempt
 	// Failures holds, in increasing txid order, the failures counted
 	// against Config.MaxAttempts for each txid after Committed that has
 	// any.
@@ -73,7 +73,7 @@ type State struct {
 
 // Failures is the number of failures counted against one txid.
 type Failures struct {
-	TxID state.TxID
+	TxID txn.TxID
 	N    uint32
 }
 

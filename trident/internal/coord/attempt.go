@@ -1,11 +1,5 @@
 package coord
 
-import "github.com/squallstream/squall/txn"
-
-// Attempt names one attempt at a batch: its txid and attempt number. It is
-// an alias of txn.Attempt, which documents it.
-type Attempt = txn.Attempt
-
 // Status is the phase of an active batch.
 type Status uint8
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/backoff"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // slot is the coordinator's record of one txid in its window.
@@ -29,10 +29,10 @@ type slot struct {
 // a failure deactivates a txid and everything after it.
 type Coordinator struct {
 	cfg       Config
-	committed state.TxID
-	slots     []slot              // slots[t % len(slots)] records txid t of the window
-	active    int                 // active txids: committed+1 .. committed+active
-	beyond    map[state.TxID]slot // recovered attempts and failure counts beyond the window
+	committed txn.TxID
+	slots     []slot            // slots[t % len(slots)] records txid t of the window
+	active    int               // active txids: committed+1 .. committed+active
+	beyond    map[txn.TxID]slot // recovered attempts and failure counts beyond the window
 
 	now      int64 // ticks seen
 	lastEmit int64 // tick of the last emission
@@ -79,14 +79,14 @@ func New(cfg Config, st State) (*Coordinator, error) {
 // restore applies f to the record of recovered txid t: a slot of the
 // window, or a record kept until the window reaches t. A committed t is
 // ignored: nothing will run it again.
-func (c *Coordinator) restore(t state.TxID, f func(*slot)) {
+func (c *Coordinator) restore(t txn.TxID, f func(*slot)) {
 	switch {
 	case t <= c.committed:
-	case t <= c.committed+state.TxID(len(c.slots)):
+	case t <= c.committed+txn.TxID(len(c.slots)):
 		f(c.slot(t))
 	default:
 		if c.beyond == nil {
-			c.beyond = make(map[state.TxID]slot)
+			c.beyond = make(map[txn.TxID]slot)
 		}
 		s := c.beyond[t]
 		f(&s)
@@ -94,14 +94,14 @@ func (c *Coordinator) restore(t state.TxID, f func(*slot)) {
 	}
 }
 
-func (c *Coordinator) slot(t state.TxID) *slot {
+func (c *Coordinator) slot(t txn.TxID) *slot {
 	return &c.slots[uint64(t)%uint64(len(c.slots))]
 }
 
 // current returns the slot of a if a is the current attempt of an active
 // txid and is in phase p, and nil for anything stale or unknown.
-func (c *Coordinator) current(a Attempt, p Status) *slot {
-	if a.TxID <= c.committed || a.TxID > c.committed+state.TxID(c.active) {
+func (c *Coordinator) current(a txn.Attempt, p Status) *slot {
+	if a.TxID <= c.committed || a.TxID > c.committed+txn.TxID(c.active) {
 		return nil
 	}
 	s := c.slot(a.TxID)
@@ -118,7 +118,7 @@ func (c *Coordinator) current(a Attempt, p Status) *slot {
 //
 // Naming the phase keeps a late or duplicated processing ack from being
 // taken for the commit's: Storm tells them apart only by timing.
-func (c *Coordinator) Ack(a Attempt, p Status) {
+func (c *Coordinator) Ack(a txn.Attempt, p Status) {
 	if c.err != nil {
 		return
 	}
@@ -132,7 +132,7 @@ func (c *Coordinator) Ack(a Attempt, p Status) {
 		c.committed = a.TxID // a.TxID is committed+1: only it can commit
 		c.active--
 		*s = slot{} // now records txid committed+len(slots)
-		next := c.committed + state.TxID(len(c.slots))
+		next := c.committed + txn.TxID(len(c.slots))
 		if r, ok := c.beyond[next]; ok {
 			*s = r
 			delete(c.beyond, next)
@@ -151,7 +151,7 @@ func (c *Coordinator) Ack(a Attempt, p Status) {
 // a failed commit re-runs the whole batch. A fail for anything else (a
 // stale attempt, a phase the attempt is not in) is ignored. Fail returns a
 // non-nil error once the coordinator has halted.
-func (c *Coordinator) Fail(a Attempt, p Status, reason error) error {
+func (c *Coordinator) Fail(a txn.Attempt, p Status, reason error) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -163,14 +163,14 @@ func (c *Coordinator) Fail(a Attempt, p Status, reason error) error {
 	return c.err
 }
 
-func (c *Coordinator) fail(a Attempt, s *slot, reason error) {
+func (c *Coordinator) fail(a txn.Attempt, s *slot, reason error) {
 	if !failure.IsUnavailable(reason) && c.count(a, s, reason) {
 		return
 	}
 	if d := c.retries.Next(); d > 0 {
 		c.retryAt = c.now + d
 	}
-	end := c.committed + state.TxID(c.active)
+	end := c.committed + txn.TxID(c.active)
 	for t := a.TxID; t <= end; t++ {
 		c.slot(t).status = 0
 	}
@@ -180,7 +180,7 @@ func (c *Coordinator) fail(a Attempt, s *slot, reason error) {
 // count counts a failure of attempt a against Config.MaxAttempts and
 // reports whether it halted the coordinator. With a limit, the count is
 // durable: the next Persist carries it.
-func (c *Coordinator) count(a Attempt, s *slot, reason error) bool {
+func (c *Coordinator) count(a txn.Attempt, s *slot, reason error) bool {
 	s.failures++
 	if c.cfg.MaxAttempts == 0 {
 		return false
@@ -207,7 +207,7 @@ func (c *Coordinator) Restarted(reason error) error {
 	}
 	t := c.committed + 1
 	if s := c.slot(t); s.used && !failure.IsUnavailable(reason) {
-		c.count(Attempt{TxID: t, N: s.attempt}, s, reason)
+		c.count(txn.Attempt{TxID: t, N: s.attempt}, s, reason)
 	}
 	c.sync()
 	c.flush()
@@ -225,10 +225,10 @@ func (c *Coordinator) Tick() error {
 	c.now++
 	if c.cfg.BatchTimeout > 0 {
 		for i := 1; i <= c.active; i++ {
-			t := c.committed + state.TxID(i)
+			t := c.committed + txn.TxID(i)
 			s := c.slot(t)
 			if s.status != Processed && c.now >= s.deadline {
-				a := Attempt{TxID: t, N: s.attempt}
+				a := txn.Attempt{TxID: t, N: s.attempt}
 				c.fail(a, s, fmt.Errorf("%w: %s while %s", ErrBatchTimeout, a, s.status))
 				break // every later txid was discarded with it
 			}
@@ -279,7 +279,7 @@ func (c *Coordinator) NextTick() (ticks int64, ok bool) {
 	}
 	if c.cfg.BatchTimeout > 0 {
 		for i := 1; i <= c.active; i++ {
-			if s := c.slot(c.committed + state.TxID(i)); s.status != Processed {
+			if s := c.slot(c.committed + txn.TxID(i)); s.status != Processed {
 				at = min(at, max(c.now+1, s.deadline))
 			}
 		}
@@ -355,17 +355,17 @@ func (c *Coordinator) sync() {
 		if s.status == Processed {
 			s.status = Committing
 			s.deadline = c.now + int64(c.cfg.BatchTimeout)
-			c.step = append(c.step, Action{Kind: Commit, Attempt: Attempt{TxID: c.committed + 1, N: s.attempt}})
+			c.step = append(c.step, Action{Kind: Commit, Attempt: txn.Attempt{TxID: c.committed + 1, N: s.attempt}})
 		}
 	}
 	for !c.paused && c.active < len(c.slots) && !c.throttled() && c.now >= c.retryAt {
-		t := c.committed + state.TxID(c.active) + 1
+		t := c.committed + txn.TxID(c.active) + 1
 		s := c.slot(t)
 		switch {
 		case !s.used:
 			s.used, s.attempt = true, 0
 		case s.attempt == math.MaxUint32:
-			c.err = &AttemptLimitError{Last: Attempt{TxID: t, N: s.attempt}, Failures: s.failures}
+			c.err = &AttemptLimitError{Last: txn.Attempt{TxID: t, N: s.attempt}, Failures: s.failures}
 			return
 		default:
 			s.attempt++
@@ -375,7 +375,7 @@ func (c *Coordinator) sync() {
 		c.active++
 		c.dirty = true
 		c.lastEmit, c.emitted = c.now, true
-		c.step = append(c.step, Action{Kind: EmitBatch, Attempt: Attempt{TxID: t, N: s.attempt}})
+		c.step = append(c.step, Action{Kind: EmitBatch, Attempt: txn.Attempt{TxID: t, N: s.attempt}})
 	}
 }
 
@@ -402,7 +402,7 @@ func (c *Coordinator) failures() []Failures {
 	}
 	var fs []Failures
 	for i := 1; i <= len(c.slots); i++ {
-		t := c.committed + state.TxID(i)
+		t := c.committed + txn.TxID(i)
 		if s := c.slot(t); s.failures > 0 {
 			fs = append(fs, Failures{TxID: t, N: uint32(s.failures)})
 		}
@@ -444,16 +444,16 @@ func (c *Coordinator) Advance() {
 func (c *Coordinator) Err() error { return c.err }
 
 // Committed returns the last committed txid.
-func (c *Coordinator) Committed() state.TxID { return c.committed }
+func (c *Coordinator) Committed() txn.TxID { return c.committed }
 
 // Status returns the current attempt and status of txid t, or a zero
 // Status if t is not active.
-func (c *Coordinator) Status(t state.TxID) (Attempt, Status) {
-	if t <= c.committed || t > c.committed+state.TxID(c.active) {
-		return Attempt{}, 0
+func (c *Coordinator) Status(t txn.TxID) (txn.Attempt, Status) {
+	if t <= c.committed || t > c.committed+txn.TxID(c.active) {
+		return txn.Attempt{}, 0
 	}
 	s := c.slot(t)
-	return Attempt{TxID: t, N: s.attempt}, s.status
+	return txn.Attempt{TxID: t, N: s.attempt}, s.status
 }
 
 // State returns the durable state: the last committed txid and the highest
@@ -476,19 +476,19 @@ func (c *Coordinator) State() State {
 	if n == 0 {
 		return st
 	}
-	st.Attempts = make([]Attempt, 0, n)
+	st.Attempts = make([]txn.Attempt, 0, n)
 	for i := 1; i <= len(c.slots); i++ {
-		t := c.committed + state.TxID(i)
+		t := c.committed + txn.TxID(i)
 		if s := c.slot(t); s.used {
-			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: s.attempt})
+			st.Attempts = append(st.Attempts, txn.Attempt{TxID: t, N: s.attempt})
 		}
 	}
 	k := len(st.Attempts)
 	for t, r := range c.beyond {
 		if r.used {
-			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: r.attempt})
+			st.Attempts = append(st.Attempts, txn.Attempt{TxID: t, N: r.attempt})
 		}
 	}
-	slices.SortFunc(st.Attempts[k:], func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
+	slices.SortFunc(st.Attempts[k:], func(a, b txn.Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
 	return st
 }

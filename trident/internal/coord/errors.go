@@ -3,6 +3,8 @@ package coord
 import (
 	"errors"
 	"fmt"
+
+	"github.com/squallstream/squall/txn"
 )
 
 var (
@@ -22,9 +24,9 @@ var (
 // Config.MaxAttempts times. It names the batch, the number of failed
 // attempts and the last failure reason, which Unwrap returns.
 type AttemptLimitError struct {
-	Last     Attempt // the last failed attempt
-	Failures int     // failures of Last.TxID counted, across restarts
-	Reason   error   // why Last failed; may be nil
+	Last     txn.Attempt // the last failed attempt
+	Failures int         // failures of Last.TxID counted, across restarts
+	Reason   error       // why Last failed; may be nil
 }
 
 func (e *AttemptLimitError) Error() string {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/backoff"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 	"pgregory.net/rapid"
 )
 
@@ -24,10 +24,10 @@ import (
 type model struct {
 	cfg      Config
 	max      int
-	curr     state.TxID // Storm's currTransaction: the next txid to commit
-	active   map[state.TxID]*mtx
-	attempts map[state.TxID]uint32 // Storm's attemptIds
-	failures map[state.TxID]int
+	curr     txn.TxID // Storm's currTransaction: the next txid to commit
+	active   map[txn.TxID]*mtx
+	attempts map[txn.TxID]uint32 // Storm's attemptIds
+	failures map[txn.TxID]int
 	backoff  backoff.Backoff
 	streak   int
 	retryAt  int64
@@ -42,7 +42,7 @@ type model struct {
 }
 
 type mtx struct {
-	a        Attempt
+	a        txn.Attempt
 	status   Status
 	deadline int64
 }
@@ -50,9 +50,9 @@ type mtx struct {
 func newModel(cfg Config, st State) *model {
 	m := &model{
 		cfg: cfg, max: cfg.window(), curr: st.Committed + 1,
-		active:   map[state.TxID]*mtx{},
-		attempts: map[state.TxID]uint32{},
-		failures: map[state.TxID]int{},
+		active:   map[txn.TxID]*mtx{},
+		attempts: map[txn.TxID]uint32{},
+		failures: map[txn.TxID]int{},
 		backoff:  backoff.New(int64(cfg.RetryBackoff), int64(cfg.MaxRetryBackoff), cfg.Seed),
 	}
 	for _, f := range st.Failures {
@@ -68,7 +68,7 @@ func newModel(cfg Config, st State) *model {
 	return m
 }
 
-func (m *model) find(a Attempt, p Status) *mtx {
+func (m *model) find(a txn.Attempt, p Status) *mtx {
 	tx := m.active[a.TxID]
 	if m.halted || tx == nil || tx.a != a || tx.status != p || p == Processed {
 		return nil
@@ -76,7 +76,7 @@ func (m *model) find(a Attempt, p Status) *mtx {
 	return tx
 }
 
-func (m *model) ack(a Attempt, p Status) {
+func (m *model) ack(a txn.Attempt, p Status) {
 	tx := m.find(a, p)
 	if tx == nil {
 		return
@@ -95,7 +95,7 @@ func (m *model) ack(a Attempt, p Status) {
 	m.sync()
 }
 
-func (m *model) fail(a Attempt, p Status, outage bool) {
+func (m *model) fail(a txn.Attempt, p Status, outage bool) {
 	if m.find(a, p) == nil {
 		return
 	}
@@ -104,7 +104,7 @@ func (m *model) fail(a Attempt, p Status, outage bool) {
 }
 
 // count counts a failure of txid t and reports whether it halted.
-func (m *model) count(t state.TxID) bool {
+func (m *model) count(t txn.TxID) bool {
 	m.failures[t]++
 	if m.cfg.MaxAttempts > 0 && m.failures[t] >= m.cfg.MaxAttempts {
 		m.halted = true
@@ -124,7 +124,7 @@ func (m *model) restarted(outage bool) {
 	m.sync()
 }
 
-func (m *model) doFail(a Attempt, outage bool) {
+func (m *model) doFail(a txn.Attempt, outage bool) {
 	if !outage && m.count(a.TxID) {
 		return
 	}
@@ -145,7 +145,7 @@ func (m *model) tick() {
 	}
 	m.now++
 	if m.cfg.BatchTimeout > 0 {
-		for t := m.curr; t < m.curr+state.TxID(m.max); t++ {
+		for t := m.curr; t < m.curr+txn.TxID(m.max); t++ {
 			if tx := m.active[t]; tx != nil && tx.status != Processed && m.now >= tx.deadline {
 				m.doFail(tx.a, false)
 				break
@@ -170,7 +170,7 @@ func (m *model) sync() {
 			tx.deadline = m.now + int64(m.cfg.BatchTimeout)
 			m.step = append(m.step, Action{Kind: Commit, Attempt: tx.a})
 		}
-		for t := m.curr; t < m.curr+state.TxID(m.max) && !m.paused && m.now >= m.retryAt; t++ {
+		for t := m.curr; t < m.curr+txn.TxID(m.max) && !m.paused && m.now >= m.retryAt; t++ {
 			throttled := m.cfg.EmitInterval > 0 && m.emitted && m.now-m.lastEmit < int64(m.cfg.EmitInterval)
 			if m.active[t] != nil || throttled {
 				continue
@@ -180,7 +180,7 @@ func (m *model) sync() {
 				n++
 			}
 			m.attempts[t] = n
-			a := Attempt{TxID: t, N: n}
+			a := txn.Attempt{TxID: t, N: n}
 			m.active[t] = &mtx{a: a, status: Processing, deadline: m.now + int64(m.cfg.BatchTimeout)}
 			m.lastEmit, m.emitted, m.dirty = m.now, true, true
 			m.step = append(m.step, Action{Kind: EmitBatch, Attempt: a})
@@ -189,9 +189,9 @@ func (m *model) sync() {
 	if m.dirty {
 		st := State{Committed: m.curr - 1}
 		for t, n := range m.attempts {
-			st.Attempts = append(st.Attempts, Attempt{TxID: t, N: n})
+			st.Attempts = append(st.Attempts, txn.Attempt{TxID: t, N: n})
 		}
-		slices.SortFunc(st.Attempts, func(a, b Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
+		slices.SortFunc(st.Attempts, func(a, b txn.Attempt) int { return cmp.Compare(a.TxID, b.TxID) })
 		for t, n := range m.failures {
 			if n > 0 && m.cfg.MaxAttempts > 0 {
 				st.Failures = append(st.Failures, Failures{TxID: t, N: uint32(n)})
@@ -209,7 +209,7 @@ func (m *model) sync() {
 // its first change (see checkNextTick).
 func (m *model) clone() *model {
 	c := *m
-	c.active = make(map[state.TxID]*mtx, len(m.active))
+	c.active = make(map[txn.TxID]*mtx, len(m.active))
 	for t, tx := range m.active {
 		cp := *tx
 		c.active[t] = &cp
@@ -312,20 +312,20 @@ type shell struct {
 	t         *rapid.T
 	window    int
 	persisted State
-	success   state.TxID // the last txid announced with Success
-	ever      map[Attempt]bool
-	processed map[Attempt]bool // processing acked after emission
-	committed map[Attempt]bool // commit acked after the Commit action
-	current   map[state.TxID]Attempt
-	commit    *Attempt // outstanding commit
+	success   txn.TxID // the last txid announced with Success
+	ever      map[txn.Attempt]bool
+	processed map[txn.Attempt]bool // processing acked after emission
+	committed map[txn.Attempt]bool // commit acked after the Commit action
+	current   map[txn.TxID]txn.Attempt
+	commit    *txn.Attempt // outstanding commit
 }
 
 func newShell(t *rapid.T, window int) *shell {
-	return &shell{t: t, window: window, ever: map[Attempt]bool{}, processed: map[Attempt]bool{},
-		committed: map[Attempt]bool{}, current: map[state.TxID]Attempt{}}
+	return &shell{t: t, window: window, ever: map[txn.Attempt]bool{}, processed: map[txn.Attempt]bool{},
+		committed: map[txn.Attempt]bool{}, current: map[txn.TxID]txn.Attempt{}}
 }
 
-func (s *shell) persistedAttempt(t state.TxID) (uint32, bool) {
+func (s *shell) persistedAttempt(t txn.TxID) (uint32, bool) {
 	for _, a := range s.persisted.Attempts {
 		if a.TxID == t {
 			return a.N, true
@@ -356,7 +356,7 @@ func (s *shell) exec(a Action) {
 		if n, ok := s.persistedAttempt(a.Attempt.TxID); !ok || n < a.Attempt.N {
 			t.Fatalf("emit %v before a persist covering it (persisted %v)", a.Attempt, s.persisted)
 		}
-		if a.Attempt.TxID <= s.success || a.Attempt.TxID > s.success+state.TxID(s.window) {
+		if a.Attempt.TxID <= s.success || a.Attempt.TxID > s.success+txn.TxID(s.window) {
 			t.Fatalf("emit %v outside the window after success %d", a.Attempt, s.success)
 		}
 		if s.commit != nil && s.commit.TxID == a.Attempt.TxID {
@@ -387,7 +387,7 @@ func (s *shell) exec(a Action) {
 	}
 }
 
-func (s *shell) noteAck(a Attempt, p Status) {
+func (s *shell) noteAck(a txn.Attempt, p Status) {
 	if !s.ever[a] {
 		return
 	}
@@ -444,8 +444,8 @@ func TestModel(t *testing.T) {
 			}
 			c.Advance()
 		}
-		pick := func(t *rapid.T) (Attempt, Status) {
-			var cands []Attempt
+		pick := func(t *rapid.T) (txn.Attempt, Status) {
+			var cands []txn.Attempt
 			for tx := c.Committed() + 1; ; tx++ {
 				a, s := c.Status(tx)
 				if s == 0 {
@@ -453,22 +453,22 @@ func TestModel(t *testing.T) {
 				}
 				cands = append(cands, a)
 			}
-			var a Attempt
+			var a txn.Attempt
 			switch k := rapid.IntRange(0, 9).Draw(t, "kind"); {
 			case k < 7 && len(cands) > 0:
 				a = rapid.SampledFrom(cands).Draw(t, "current")
 			case k < 9 && len(sh.ever) > 0:
-				all := make([]Attempt, 0, len(sh.ever))
+				all := make([]txn.Attempt, 0, len(sh.ever))
 				for a := range sh.ever {
 					all = append(all, a)
 				}
-				slices.SortFunc(all, func(x, y Attempt) int {
+				slices.SortFunc(all, func(x, y txn.Attempt) int {
 					return cmp.Or(cmp.Compare(x.TxID, y.TxID), cmp.Compare(x.N, y.N))
 				})
 				a = rapid.SampledFrom(all).Draw(t, "emitted")
 			default:
-				a = Attempt{
-					TxID: state.TxID(rapid.IntRange(1, 12).Draw(t, "txid")),
+				a = txn.Attempt{
+					TxID: txn.TxID(rapid.IntRange(1, 12).Draw(t, "txid")),
 					N:    uint32(rapid.IntRange(0, 6).Draw(t, "n")),
 				}
 			}

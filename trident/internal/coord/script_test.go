@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/squallstream/squall/failure"
-	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/txn"
 )
 
 // TestDataDriven runs every testdata/*.txt file with
@@ -238,18 +238,18 @@ func parsePhase(s string) (Status, error) {
 	return 0, fmt.Errorf("want batch or commit, got %q", s)
 }
 
-func parseAttempt(s string) (Attempt, error) {
+func parseAttempt(s string) (txn.Attempt, error) {
 	tx, n, ok := strings.Cut(s, ":")
 	if !ok {
-		return Attempt{}, fmt.Errorf("want T:A, got %q", s)
+		return txn.Attempt{}, fmt.Errorf("want T:A, got %q", s)
 	}
 	t, err := strconv.ParseUint(tx, 10, 64)
 	if err != nil {
-		return Attempt{}, err
+		return txn.Attempt{}, err
 	}
 	a, err := strconv.ParseUint(n, 10, 32)
 	if err != nil {
-		return Attempt{}, err
+		return txn.Attempt{}, err
 	}
-	return Attempt{TxID: state.TxID(t), N: uint32(a)}, nil
+	return txn.Attempt{TxID: txn.TxID(t), N: uint32(a)}, nil
 }

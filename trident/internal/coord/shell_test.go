@@ -5,16 +5,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/coordstore/faultstore"
 	"github.com/squallstream/squall/trident/internal/coord"
+	"github.com/squallstream/squall/txn"
 )
 
 func toRecord(st coord.State) coordstore.Record {
 	r := coordstore.Record{Committed: st.Committed}
 	if len(st.Attempts) > 0 {
-		r.Attempts = make(map[state.TxID]uint32, len(st.Attempts))
+		r.Attempts = make(map[txn.TxID]uint32, len(st.Attempts))
 		for _, a := range st.Attempts {
 			r.Attempts[a.TxID] = a.N
 		}
@@ -25,7 +25,7 @@ func toRecord(st coord.State) coordstore.Record {
 func toState(r coordstore.Record) coord.State {
 	st := coord.State{Committed: r.Committed}
 	for t, n := range r.Attempts {
-		st.Attempts = append(st.Attempts, coord.Attempt{TxID: t, N: n})
+		st.Attempts = append(st.Attempts, txn.Attempt{TxID: t, N: n})
 	}
 	return st // New does not need them sorted
 }
@@ -48,9 +48,9 @@ func TestShellOverFaultyStore(t *testing.T) {
 		owner := coordstore.Fence{Owner: "s", Generation: gen}
 		store := faultstore.Wrap(mem, faultstore.Random(seed, 0.15))
 		rng := rand.New(rand.NewPCG(seed, 1))
-		ever := map[coord.Attempt]bool{}
+		ever := map[txn.Attempt]bool{}
 		var (
-			success  state.TxID
+			success  txn.TxID
 			c        *coord.Coordinator
 			v        coordstore.Version
 			restarts int
@@ -78,12 +78,12 @@ func TestShellOverFaultyStore(t *testing.T) {
 			case k < 9:
 				// Ack the lowest batch in its current phase most of the
 				// time, another active one otherwise.
-				tx := c.Committed() + 1 + state.TxID(rng.IntN(2))
+				tx := c.Committed() + 1 + txn.TxID(rng.IntN(2))
 				if a, s := c.Status(tx); s == coord.Processing || s == coord.Committing {
 					c.Ack(a, s)
 				}
 			default:
-				tx := c.Committed() + 1 + state.TxID(rng.IntN(3))
+				tx := c.Committed() + 1 + txn.TxID(rng.IntN(3))
 				if a, s := c.Status(tx); s == coord.Processing || s == coord.Committing {
 					c.Fail(a, s, nil)
 				}

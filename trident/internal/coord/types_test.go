@@ -3,6 +3,8 @@ package coord
 import (
 	"errors"
 	"testing"
+
+	"github.com/squallstream/squall/txn"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -33,11 +35,11 @@ func TestConfigValidate(t *testing.T) {
 
 func TestStrings(t *testing.T) {
 	for got, want := range map[string]string{
-		Attempt{TxID: 3, N: 1}.String():                                                                                   "3:1",
-		Action{Kind: EmitBatch, Attempt: Attempt{TxID: 2}}.String():                                                       "emit 2:0",
-		Action{Kind: Commit, Attempt: Attempt{TxID: 2, N: 4}}.String():                                                    "commit 2:4",
-		Action{Kind: Success, Attempt: Attempt{TxID: 9}}.String():                                                         "success 9:0",
-		Action{Kind: Persist, State: State{Committed: 2, Attempts: []Attempt{{TxID: 3, N: 1}, {TxID: 4, N: 0}}}}.String(): "persist committed=2 attempts=[3:1 4:0]",
+		txn.Attempt{TxID: 3, N: 1}.String():                                                                                   "3:1",
+		Action{Kind: EmitBatch, Attempt: txn.Attempt{TxID: 2}}.String():                                                       "emit 2:0",
+		Action{Kind: Commit, Attempt: txn.Attempt{TxID: 2, N: 4}}.String():                                                    "commit 2:4",
+		Action{Kind: Success, Attempt: txn.Attempt{TxID: 9}}.String():                                                         "success 9:0",
+		Action{Kind: Persist, State: State{Committed: 2, Attempts: []txn.Attempt{{TxID: 3, N: 1}, {TxID: 4, N: 0}}}}.String(): "persist committed=2 attempts=[3:1 4:0]",
 		Processing.String(): "processing",
 		Processed.String():  "processed",
 		Committing.String(): "committing",
@@ -51,7 +53,7 @@ func TestStrings(t *testing.T) {
 
 func TestAttemptLimitError(t *testing.T) {
 	reason := errors.New("disk full")
-	var err error = &AttemptLimitError{Last: Attempt{TxID: 7, N: 4}, Failures: 3, Reason: reason}
+	var err error = &AttemptLimitError{Last: txn.Attempt{TxID: 7, N: 4}, Failures: 3, Reason: reason}
 	if !errors.Is(err, ErrAttemptLimit) || !errors.Is(err, reason) {
 		t.Fatalf("%v does not match its sentinel and reason", err)
 	}
@@ -80,12 +82,12 @@ func TestReadyAdvance(t *testing.T) {
 	if len(first) != 3 || len(c.Ready()) != 3 {
 		t.Fatalf("Ready = %v, then %v", first, c.Ready())
 	}
-	c.Ack(Attempt{TxID: 1}, Processing) // queues commit 1:0 after the handed-out three
+	c.Ack(txn.Attempt{TxID: 1}, Processing) // queues commit 1:0 after the handed-out three
 	if got := c.Ready(); len(got) != 4 || got[3].String() != "commit 1:0" {
 		t.Fatalf("Ready before Advance = %v", got)
 	}
-	c.Fail(Attempt{TxID: 2}, Committing, nil) // the wrong phase: ignored
-	c.Fail(Attempt{TxID: 2}, Processing, nil)
+	c.Fail(txn.Attempt{TxID: 2}, Committing, nil) // the wrong phase: ignored
+	c.Fail(txn.Attempt{TxID: 2}, Processing, nil)
 	c.Advance()
 	got := c.Ready()
 	if len(got) != 2 || got[0].Kind != Persist || got[1].String() != "emit 2:1" {

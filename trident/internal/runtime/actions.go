@@ -7,7 +7,6 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/coord"
@@ -19,7 +18,7 @@ import (
 // outcomes of the trees they root.
 
 func (m *master) persist(st coord.State) bool {
-	rec := coordstore.Record{Committed: st.Committed, Attempts: map[state.TxID]uint32{}}
+	rec := coordstore.Record{Committed: st.Committed, Attempts: map[txn.TxID]uint32{}}
 	for _, a := range st.Attempts {
 		rec.Attempts[a.TxID] = a.N
 	}

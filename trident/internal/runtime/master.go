@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/coord"
@@ -66,7 +65,7 @@ type master struct {
 	inactive   bool
 
 	retry   shellRetry
-	corrupt map[state.TxID]int // failures on corrupt state per txid, without MaxAttempts
+	corrupt map[txn.TxID]int // failures on corrupt state per txid, without MaxAttempts
 }
 
 // Deactivate stops new batches; batches in flight still commit, so a
@@ -187,7 +186,7 @@ func (m *master) Open(ctx context.Context, _ topology.TaskInfo, out *topology.Sp
 	m.version = version
 	st := coord.State{Committed: rec.Committed}
 	for txid, n := range rec.Attempts {
-		st.Attempts = append(st.Attempts, coord.Attempt{TxID: txid, N: n})
+		st.Attempts = append(st.Attempts, txn.Attempt{TxID: txid, N: n})
 	}
 	for txid, n := range rec.Failures {
 		st.Failures = append(st.Failures, coord.Failures{TxID: txid, N: n})

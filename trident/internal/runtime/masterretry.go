@@ -79,11 +79,11 @@ func masterSeed(base uint64, starts int64) uint64 {
 
 // failureCounts returns the failure counts of st for the coordinator
 // record, nil when there are none.
-func failureCounts(st coord.State) map[state.TxID]uint32 {
+func failureCounts(st coord.State) map[txn.TxID]uint32 {
 	if len(st.Failures) == 0 {
 		return nil
 	}
-	fs := make(map[state.TxID]uint32, len(st.Failures))
+	fs := make(map[txn.TxID]uint32, len(st.Failures))
 	for _, f := range st.Failures {
 		fs[f.TxID] = f.N
 	}
@@ -100,7 +100,7 @@ func (m *master) checkCorrupt(a txn.Attempt, reason error) {
 		return
 	}
 	if m.corrupt == nil {
-		m.corrupt = map[state.TxID]int{}
+		m.corrupt = map[txn.TxID]int{}
 	}
 	m.corrupt[a.TxID]++
 	if n := m.corrupt[a.TxID]; n >= m.cfg.CorruptAttempts {
@@ -146,7 +146,7 @@ func (m *master) noteFailure(err error, report bool) {
 }
 
 // noteCommit notes that txid committed, and logs a recovery.
-func (m *master) noteCommit(txid state.TxID) {
+func (m *master) noteCommit(txid txn.TxID) {
 	for t := range m.corrupt {
 		if t <= txid {
 			delete(m.corrupt, t)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/internal/clock"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/plan"
@@ -175,13 +174,13 @@ func (r *wakeRig) expectPolledEveryTick(t *testing.T) {
 type readyLister func() bool
 
 func (readyLister) Partitions(context.Context) ([]spout.Partition, error) { return nil, nil }
-func (f readyLister) Ready(context.Context, state.TxID) bool              { return f() }
+func (f readyLister) Ready(context.Context, txn.TxID) bool                { return f() }
 
 // emptyBatcher emits empty batches.
 type emptyBatcher struct{}
 
-func (emptyBatcher) EmitBatch(context.Context, spout.Attempt, spout.Collector) error { return nil }
-func (emptyBatcher) Ack(context.Context, state.TxID) error                           { return nil }
+func (emptyBatcher) EmitBatch(context.Context, txn.Attempt, spout.Collector) error { return nil }
+func (emptyBatcher) Ack(context.Context, txn.TxID) error                           { return nil }
 
 // hookProcessor runs wakeHooks.
 type hookProcessor struct{ h wakeHooks }

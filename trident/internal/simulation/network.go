@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/squallstream/squall/acker"
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
@@ -53,7 +52,7 @@ type message struct {
 	batch   spout.Batch // mBatch
 	word    string      // mData
 	count   int         // mReport
-	txid    state.TxID  // mSuccess
+	txid    txn.TxID    // mSuccess
 	tup     tuple       // tracked kinds; root and edge XOR for acker messages
 	outcome acker.Outcome
 }

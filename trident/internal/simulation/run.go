@@ -11,20 +11,21 @@ import (
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/opaque"
 	"github.com/squallstream/squall/state/transactional"
+	"github.com/squallstream/squall/txn"
 )
 
 // Stats counts what happened in a run.
 type Stats struct {
-	Steps       int        // messages delivered or lost, ticks and crashes
-	Delivered   int        // messages delivered
-	Lost        int        // messages lost
-	Ticks       int        // virtual ticks
-	Crashes     int        // worker crashes
-	Faults      int        // injected spout, operation and state failures
-	Attempts    int        // batch attempts emitted
-	FailedTrees int        // batch, freeze and commit trees that failed or timed out
-	Mismatches  int        // attempts whose tuple counts did not add up
-	Committed   state.TxID // the last committed txid
+	Steps       int      // messages delivered or lost, ticks and crashes
+	Delivered   int      // messages delivered
+	Lost        int      // messages lost
+	Ticks       int      // virtual ticks
+	Crashes     int      // worker crashes
+	Faults      int      // injected spout, operation and state failures
+	Attempts    int      // batch attempts emitted
+	FailedTrees int      // batch, freeze and commit trees that failed or timed out
+	Mismatches  int      // attempts whose tuple counts did not add up
+	Committed   txn.TxID // the last committed txid
 }
 
 // Result is the outcome of a run.
@@ -55,7 +56,7 @@ func Run(opt Options) (Result, error) {
 
 func (w *world) run() (Result, error) {
 	var res Result
-	var doneAt state.TxID // the committed txid when every record was counted
+	var doneAt txn.TxID // the committed txid when every record was counted
 	for w.stats.Steps < w.opt.MaxSteps {
 		w.stats.Steps++
 		if err := w.step(); err != nil {

@@ -106,7 +106,7 @@ type counter struct {
 	node    node
 	m       *completion.Machine[tuple]
 	state   state.MapState[int64]
-	batches map[state.TxID]*counts
+	batches map[txn.TxID]*counts
 }
 
 // counts is a counting task's data for one attempt at a batch.
@@ -125,7 +125,7 @@ func newCounter(w *world, i int) (*counter, error) {
 	if w.opt.Flavour == Transactional {
 		st = transactional.New(backing, state.MapOptions[int64]{})
 	}
-	return &counter{w: w, node: counterNode(i), m: m, state: st, batches: map[state.TxID]*counts{}}, nil
+	return &counter{w: w, node: counterNode(i), m: m, state: st, batches: map[txn.TxID]*counts{}}, nil
 }
 
 func (c *counter) handle(m message) error {

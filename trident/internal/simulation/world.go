@@ -16,6 +16,7 @@ import (
 	"github.com/squallstream/squall/trident/internal/coord"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 // The simulated topology's shape.
@@ -82,7 +83,7 @@ func newWorld(opt Options) (*world, error) {
 	}
 	if opt.Flavour == Opaque {
 		// Replays read more or fewer records than the attempt before.
-		w.src.SetLimit(func(a spout.Attempt, _ spout.Partition) int { return 1 + int((uint64(a.N)*7+uint64(a.TxID))%5) })
+		w.src.SetLimit(func(a txn.Attempt, _ spout.Partition) int { return 1 + int((uint64(a.N)*7+uint64(a.TxID))%5) })
 	} else {
 		w.src.SetMaxBatch(3)
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Fixed is a non-transactional batch spout (a spout.Batcher) over a fixed
@@ -20,8 +20,8 @@ type Fixed struct {
 	size    int
 	cycle   bool
 	next    int
-	batches map[state.TxID][]any
-	acked   []state.TxID
+	batches map[txn.TxID][]any
+	acked   []txn.TxID
 	closed  bool
 }
 
@@ -30,11 +30,11 @@ var _ spout.Batcher = (*Fixed)(nil)
 // NewFixed returns a Fixed spout emitting batches of up to size values
 // (size 0 means 1).
 func NewFixed(size int, cycle bool, values ...any) *Fixed {
-	return &Fixed{values: values, size: max(size, 1), cycle: cycle, batches: map[state.TxID][]any{}}
+	return &Fixed{values: values, size: max(size, 1), cycle: cycle, batches: map[txn.TxID][]any{}}
 }
 
 // EmitBatch implements spout.Batcher.
-func (f *Fixed) EmitBatch(ctx context.Context, a spout.Attempt, c spout.Collector) error {
+func (f *Fixed) EmitBatch(ctx context.Context, a txn.Attempt, c spout.Collector) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -57,7 +57,7 @@ func (f *Fixed) EmitBatch(ctx context.Context, a spout.Attempt, c spout.Collecto
 }
 
 // Ack implements spout.Batcher.
-func (f *Fixed) Ack(ctx context.Context, txid state.TxID) error {
+func (f *Fixed) Ack(ctx context.Context, txid txn.TxID) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.batches, txid)
@@ -66,7 +66,7 @@ func (f *Fixed) Ack(ctx context.Context, txid state.TxID) error {
 }
 
 // Acked returns the acknowledged txids, in order.
-func (f *Fixed) Acked() []state.TxID {
+func (f *Fixed) Acked() []txn.TxID {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.acked)

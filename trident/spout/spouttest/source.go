@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/txn"
 )
 
 // Offsets is the metadata of one batch of a Source partition: the records
@@ -48,7 +49,7 @@ func RecordOf(values []any) (Record, bool) {
 // Source.Calls.
 type Call struct {
 	Op        string // "emit", "reemit" or "refresh"
-	Attempt   spout.Attempt
+	Attempt   txn.Attempt
 	Partition spout.Partition // empty for "refresh"
 	Prev      *Offsets        // "emit": the previous batch, nil if none
 	Meta      Offsets         // "reemit": the batch; "emit": the result
@@ -60,7 +61,7 @@ type Source struct {
 	mu       sync.Mutex
 	parts    map[spout.Partition]*plog
 	maxBatch int
-	limit    func(spout.Attempt, spout.Partition) int
+	limit    func(txn.Attempt, spout.Partition) int
 	fault    func(Call) error
 	calls    []Call
 	reset    int64
@@ -167,7 +168,7 @@ func (s *Source) SetMaxBatch(n int) {
 // SetLimit sets a function choosing the bound of each new batch (zero: no
 // bound), overriding SetMaxBatch; nil removes it. For example
 // func(a, p) int { return 1 + int(a.N) } makes every replay read more.
-func (s *Source) SetLimit(f func(spout.Attempt, spout.Partition) int) {
+func (s *Source) SetLimit(f func(txn.Attempt, spout.Partition) int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.limit = f
@@ -247,7 +248,7 @@ func (e *Emitter) call(ctx context.Context, c Call) error {
 // Emit implements spout.Emitter: the records after prev (from the oldest
 // retained record without prev, or if retention deleted prev's end), up
 // to the batch bound.
-func (e *Emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, prev *Offsets, c spout.Collector) (Offsets, error) {
+func (e *Emitter) Emit(ctx context.Context, a txn.Attempt, p spout.Partition, prev *Offsets, c spout.Collector) (Offsets, error) {
 	s := e.src
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -289,7 +290,7 @@ func (e *Emitter) Emit(ctx context.Context, a spout.Attempt, p spout.Partition, 
 
 // Reemit implements spout.Emitter: exactly the records of m, or an error
 // matching spout.ErrUnavailable if some of them are gone.
-func (e *Emitter) Reemit(ctx context.Context, a spout.Attempt, p spout.Partition, m Offsets, c spout.Collector) error {
+func (e *Emitter) Reemit(ctx context.Context, a txn.Attempt, p spout.Partition, m Offsets, c spout.Collector) error {
 	s := e.src
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/trident/spout/spouttest"
+	"github.com/squallstream/squall/txn"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,14 +25,14 @@ func TestSource(t *testing.T) {
 	}
 	e := s.Emitter()
 	var c spouttest.Collector
-	a := spout.Attempt{TxID: 1}
+	a := txn.Attempt{TxID: 1}
 	s.SetMaxBatch(2)
 	m, err := e.Emit(ctx, a, "a", nil, &c)
 	if err != nil || m != (spouttest.Offsets{First: 0, Next: 2}) || m.Len() != 2 {
 		t.Fatalf("Emit = %+v, %v", m, err)
 	}
-	s.SetLimit(func(a spout.Attempt, _ spout.Partition) int { return 1 + int(a.N) })
-	m2, _ := e.Emit(ctx, spout.Attempt{TxID: 2, N: 5}, "a", &m, &c)
+	s.SetLimit(func(a txn.Attempt, _ spout.Partition) int { return 1 + int(a.N) })
+	m2, _ := e.Emit(ctx, txn.Attempt{TxID: 2, N: 5}, "a", &m, &c)
 	if m2 != (spouttest.Offsets{First: 2, Next: 3}) {
 		t.Fatalf("second Emit = %+v", m2)
 	}
@@ -98,7 +99,7 @@ func TestFixed(t *testing.T) {
 	ctx := t.Context()
 	f := spouttest.NewFixed(2, true, 1, 2, 3)
 	var c spouttest.Collector
-	for _, a := range []spout.Attempt{{TxID: 1}, {TxID: 2}, {TxID: 1, N: 1}, {TxID: 3}} {
+	for _, a := range []txn.Attempt{{TxID: 1}, {TxID: 2}, {TxID: 1, N: 1}, {TxID: 3}} {
 		if err := f.EmitBatch(ctx, a, &c); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestFixed(t *testing.T) {
 	}
 	f.Ack(ctx, 1)
 	c.Reset()
-	f.EmitBatch(ctx, spout.Attempt{TxID: 1, N: 2}, &c) // acked: a new batch
+	f.EmitBatch(ctx, txn.Attempt{TxID: 1, N: 2}, &c) // acked: a new batch
 	if len(c.Tuples()) != 1 || c.Tuples()[0][0] != 3 {
 		t.Fatalf("after ack: %v", c.Tuples())
 	}
@@ -121,7 +122,7 @@ func TestFixed(t *testing.T) {
 		t.Fatal("errors or acks not recorded")
 	}
 	f.Close()
-	if err := f.EmitBatch(ctx, spout.Attempt{TxID: 9}, &c); !errors.Is(err, spout.ErrClosed) {
+	if err := f.EmitBatch(ctx, txn.Attempt{TxID: 9}, &c); !errors.Is(err, spout.ErrClosed) {
 		t.Fatalf("EmitBatch after Close = %v", err)
 	}
 }
