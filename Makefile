@@ -49,11 +49,20 @@ bench-storm:
 bench-storm-quick:
 	bench/compare.sh --quick
 
-## lint: gofmt and go vet must be clean.
-lint:
+## lint: gofmt, go vet and staticcheck must be clean. staticcheck is
+##       pinned (STATICCHECK_VERSION) and built through the Go module proxy
+##       into .tools/ on first use.
+STATICCHECK_VERSION = v0.8.2
+STATICCHECK = .tools/staticcheck-$(STATICCHECK_VERSION)
+lint: $(STATICCHECK)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
+$(STATICCHECK):
+	mkdir -p .tools
+	GOBIN=$(CURDIR)/.tools/bin-$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv .tools/bin-$(STATICCHECK_VERSION)/staticcheck $@ && rmdir .tools/bin-$(STATICCHECK_VERSION)
 
 ## test-integration: the packages whose tests use internal/testenv, against
 ##       the real services; starts them if needed and leaves them running

@@ -24,7 +24,7 @@ func TestCompareNumbers(t *testing.T) {
 		{1.5, 1, 1},
 		{1.5, 2, -1},
 		{2.0, 2, 0},
-		{-0.0, uint(0), 0},
+		{math.Copysign(0, -1), uint(0), 0}, // negative zero
 		// float64(1<<53 + 1) rounds to 1<<53: the comparison must not.
 		{float64(1 << 53), int64(1<<53 + 1), -1},
 		{int64(1<<53 + 1), float64(1 << 53), 1},

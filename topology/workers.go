@@ -157,9 +157,6 @@ func (p *plan) localTargets(targets []TaskID) []TaskID {
 	return local
 }
 
-// remoteTask reports whether task runs in another worker.
-func (p *plan) remoteTask(task TaskID) bool { return !p.local(p.taskExec[task]) }
-
 // RunWorker runs this worker's share of t in cluster mode, as spec
 // assigns it: the executors of the tasks assigned to spec.Self, a
 // transport server that delivers what peers send to them, and one

@@ -30,7 +30,7 @@ func tupleBody(count int, v []byte) []byte {
 // messages, its charge, its error and what decoding allocated
 // (TotalAlloc): the least of three runs, so that an allocation elsewhere
 // in the process does not count.
-func decodeFrame(t testing.TB, body []byte) (msgs []Message, charged int, err error, alloc uint64) {
+func decodeFrame(t testing.TB, body []byte) (msgs []Message, charged int, alloc uint64, err error) {
 	if raceEnabled {
 		t.Skip("the race detector changes what allocations take")
 	}
@@ -40,7 +40,7 @@ func decodeFrame(t testing.TB, body []byte) (msgs []Message, charged int, err er
 		alloc = min(alloc, allocated(func() { msgs, err = dec.frame(body, nil) }))
 		charged = dec.charged
 	}
-	return msgs, charged, err, alloc
+	return msgs, charged, alloc, err
 }
 
 // allocated returns the bytes f allocated, by TotalAlloc.
@@ -61,7 +61,7 @@ func TestNilFloodWithinBudget(t *testing.T) {
 	if len(body) != size {
 		t.Fatalf("body of %d bytes", len(body))
 	}
-	_, _, err, n := decodeFrame(t, body)
+	_, _, n, err := decodeFrame(t, body)
 	if !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("got %v, want ErrOverBudget", err)
 	}
@@ -85,7 +85,7 @@ func TestSpreadNilFloodWithinBudget(t *testing.T) {
 	for range count {
 		body = append(body, one...)
 	}
-	_, _, err, n := decodeFrame(t, body)
+	_, _, n, err := decodeFrame(t, body)
 	if !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("got %v, want ErrOverBudget", err)
 	}
@@ -150,7 +150,7 @@ func denseFrames(size int) map[string][]byte {
 func TestDecodeAllocationWithinCharge(t *testing.T) {
 	for name, body := range denseFrames(32 << 10) {
 		t.Run(name, func(t *testing.T) {
-			msgs, charged, err, n := decodeFrame(t, body)
+			msgs, charged, n, err := decodeFrame(t, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestDecodeAllocationWithinCharge(t *testing.T) {
 func TestDenseFramesOverTheirBudget(t *testing.T) {
 	for name, body := range denseFrames(1 << 20) {
 		t.Run(name, func(t *testing.T) {
-			_, charged, err, n := decodeFrame(t, body)
+			_, charged, n, err := decodeFrame(t, body)
 			budget := FrameBudget(len(body))
 			switch {
 			case err == nil && charged > budget:

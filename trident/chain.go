@@ -12,10 +12,9 @@ import (
 // tuple. Start one with ChainedAgg or ChainedGroups, add aggregators with
 // ChainAggregate, and finish it with End.
 type Chain struct {
-	s       *Stream
-	grouped bool
-	group   Fields
-	parts   []chainPart
+	s     *Stream
+	group Fields
+	parts []chainPart
 }
 
 type chainPart struct {

@@ -57,13 +57,6 @@ func (s *fixedBatchSpout) Ack(_ context.Context, txid txn.TxID) error {
 	return nil
 }
 
-// exhausted reports whether every sentence was handed out.
-func (s *fixedBatchSpout) exhausted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.next == len(s.sentences)
-}
-
 // split emits every word of the "sentence" field.
 var split = FunctionFunc(func(_ context.Context, t Tuple, out Collector) error {
 	for _, w := range strings.Fields(t.String("sentence")) {

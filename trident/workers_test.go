@@ -218,7 +218,7 @@ func TestPlanDigest(t *testing.T) {
 		}
 		return d
 	}
-	if digest(2, 1) != digest(2, 1) {
+	if first, again := digest(2, 1), digest(2, 1); first != again {
 		t.Fatal("two digests of one declaration differ")
 	}
 	if digest(2, 1) == digest(3, 1) || digest(2, 1) == digest(2, 2) {

@@ -67,17 +67,6 @@ func waitLeader(t *testing.T, c *Candidate) *Leadership {
 	}
 }
 
-func leaderIs(id string) func(map[string]string) bool {
-	return func(kv map[string]string) bool {
-		for _, v := range kv {
-			if v == id && len(kv) >= 1 {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 func TestOneLeaderOthersNameIt(t *testing.T) {
 	cli := etcdtest.Client(t, etcdtest.Embedded(t))
 	a := start(t, cli, "nimbus-a", nil, nil)

@@ -112,20 +112,3 @@ func (d *daemon) resume() {
 	}
 	d.paused = false
 }
-
-// stop sends SIGTERM, waits up to grace, then kills.
-func (d *daemon) stop(grace time.Duration) {
-	d.resume()
-	d.mu.Lock()
-	cmd, done := d.cmd, d.done
-	d.mu.Unlock()
-	if cmd == nil || closed(done) {
-		return
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		d.kill()
-	}
-}

@@ -128,14 +128,6 @@ func (r chaosResult) String() string {
 		r.injected, r.took.Round(time.Millisecond), r.starts, strings.Join(rec, " "))
 }
 
-func (r chaosResult) total() int {
-	n := 0
-	for _, v := range r.injected {
-		n += v
-	}
-	return n
-}
-
 // runChaos runs the run command as a child process until it has caught
 // up, injecting the plan's faults: its in-process faults through the
 // child's fault flags, the others from here.

@@ -371,7 +371,8 @@ func (s *Store) PrevMeta(ctx context.Context, k coordstore.Key, txid txn.TxID) (
 			return err
 		}
 		c := b.Cursor()
-		key, raw := c.Seek(txKey(txid))
+		key, _ := c.Seek(txKey(txid))
+		var raw []byte
 		if key == nil {
 			key, raw = c.Last()
 		} else {

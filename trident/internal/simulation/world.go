@@ -63,7 +63,6 @@ type world struct {
 
 	inFlight int // the run's MaxBatchesInFlight
 	ids      uint64
-	ticks    int
 	events   eventLog
 	stats    Stats
 }

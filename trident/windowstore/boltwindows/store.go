@@ -139,7 +139,8 @@ func (s *Store) Last(ctx context.Context, id string, before txn.TxID) (txn.TxID,
 			return windowstore.ErrNotFound
 		}
 		c := b.Cursor()
-		k, v := c.Seek(txKey(before))
+		k, _ := c.Seek(txKey(before))
+		var v []byte
 		if k == nil {
 			k, v = c.Last()
 		} else {
