@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/squallstream/squall/internal/logfile"
 	"github.com/squallstream/squall/monitor"
-	"github.com/squallstream/squall/monitor/logfile"
 	"github.com/squallstream/squall/txn"
 )
 

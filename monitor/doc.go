@@ -28,7 +28,7 @@
 // counters (Registry.Sample, run by Start's server every 10 seconds), from
 // which the windowed figures (the growth over the last 10 minutes, 3 hours
 // and day) are computed. The layout of the topology graph, the
-// windows and the log search (package monitor/logfile, which also writes
+// windows and the log search (package internal/logfile, which also writes
 // the rotated JSON log file the viewer reads) are pure functions with thin
 // shells around them.
 //

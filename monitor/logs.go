@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/squallstream/squall/monitor/logfile"
+	"github.com/squallstream/squall/internal/logfile"
 )
 
 // The log viewer: the last lines of the process's JSON log file (and of

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/squallstream/squall/internal/logfile"
 	"github.com/squallstream/squall/monitor"
-	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // writeLogs writes n records with a JSON slog handler into a rotated log.

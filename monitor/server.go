@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/squallstream/squall/internal/httpguard"
-	"github.com/squallstream/squall/monitor/logfile"
+	"github.com/squallstream/squall/internal/logfile"
 )
 
 // DefaultAddr is where the server listens when Config.Addr is empty: the

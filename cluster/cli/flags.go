@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/squallstream/squall/internal/httpguard"
-	"github.com/squallstream/squall/monitor/logfile"
+	"github.com/squallstream/squall/internal/logfile"
 )
 
 // envName is the environment variable of a flag: SQUALL_<FLAG>, the flag's

@@ -16,6 +16,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/squallstream/squall/cluster/clustertest"
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
 	"github.com/squallstream/squall/cluster/supervisor"
@@ -33,10 +34,10 @@ func (c *cluster) committing(topology string, timeout time.Duration, from uint64
 func anyStatus(meta.Status) bool { return true }
 
 // start3 starts a nimbus and supervisors sA and sB, and submits wordcount.
-func start3(t *testing.T, env ...string) (*cluster, map[string]*proctest.Proc, map[string]string) {
+func start3(t *testing.T, env ...string) (*cluster, map[string]*clustertest.Proc, map[string]string) {
 	c := newCluster(t, testTTL, env...)
 	c.nimbus("n1")
-	sups := map[string]*proctest.Proc{}
+	sups := map[string]*clustertest.Proc{}
 	dirs := map[string]string{}
 	for i, id := range []string{"sA", "sB"} {
 		dirs[id] = t.TempDir()
@@ -162,10 +163,10 @@ func TestLeaderNimbusKill9StandbyTakesOverAssignmentsUntouched(t *testing.T) {
 
 // killLeader waits until standby holds the code, kills the leader and
 // returns the time until the new leader serves the API.
-func (c *cluster) killLeader(t *testing.T, standby *proctest.Proc) (time.Duration, string) {
+func (c *cluster) killLeader(t *testing.T, standby *clustertest.Proc) (time.Duration, string) {
 	t.Helper()
 	old := c.leader(60*time.Second, "")
-	var leaderProc *proctest.Proc
+	var leaderProc *clustertest.Proc
 	for _, p := range c.Procs() {
 		if strings.HasPrefix(p.Name, "nimbus") && strings.Contains(p.Logs.String(), "id="+old+" ") {
 			leaderProc = p
@@ -209,7 +210,7 @@ func TestNodeKill9IsReassignedAndCommitsAgain(t *testing.T) {
 
 // killNode kills the supervisor running the topology and its worker, and
 // returns the time until a worker elsewhere commits.
-func (c *cluster) killNode(t *testing.T, sups map[string]*proctest.Proc, st meta.Status) time.Duration {
+func (c *cluster) killNode(t *testing.T, sups map[string]*clustertest.Proc, st meta.Status) time.Duration {
 	t.Helper()
 	id := st.Slot.Supervisor
 	t0 := time.Now()
@@ -321,7 +322,7 @@ func TestFailoverTimes(t *testing.T) {
 	c := newCluster(t, ttl)
 	c.nimbus("n1")
 	c.leader(60*time.Second, "")
-	sups := map[string]*proctest.Proc{}
+	sups := map[string]*clustertest.Proc{}
 	dirs := map[string]string{}
 	for i, id := range []string{"sA", "sB", "sC"} {
 		dirs[id] = t.TempDir()

@@ -12,10 +12,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/squallstream/squall/cluster/clustertest"
 	"github.com/squallstream/squall/cluster/etcdauth"
 	"github.com/squallstream/squall/cluster/etcdembed"
 	"github.com/squallstream/squall/cluster/meta"
-	"github.com/squallstream/squall/internal/proctest"
 )
 
 // TestSecurityWorkerEtcdCredentials: on an etcd with authentication, set
@@ -57,7 +57,7 @@ func TestSecurityWorkerEtcdCredentials(t *testing.T) {
 		}
 	}
 	keys := meta.New("/" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_"))
-	pc := proctest.New(t, testprog, nil, eps, keys, nil, "SQUALL_LOG_LEVEL=debug",
+	pc := clustertest.New(t, testprog, nil, eps, keys, nil, "SQUALL_LOG_LEVEL=debug",
 		"SQUALL_NIMBUS_ETCD_USER=root", "SQUALL_NIMBUS_ETCD_PASSWORD=root-secret", "SQUALL_NIMBUS_WORKER_CREDENTIALS=true",
 		"SQUALL_SUPERVISOR_ETCD_USER="+etcdauth.SupervisorUser, "SQUALL_SUPERVISOR_ETCD_PASSWORD=supervisor-secret")
 	if out, err := pc.Run("etcd-auth", "--prefix", keys.Prefix, "--root-password-file", dir+"/root",

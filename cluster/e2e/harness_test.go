@@ -19,10 +19,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/squallstream/squall/cluster/clustertest"
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
-	"github.com/squallstream/squall/internal/proctest"
 	"github.com/squallstream/squall/internal/testenv"
 )
 
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // cluster is one test's cluster of testprog processes.
 type cluster struct {
-	*proctest.Cluster
+	*clustertest.Cluster
 	t    *testing.T
 	keys meta.Layout
 	cli  *clientv3.Client
@@ -59,16 +59,16 @@ func newCluster(t *testing.T, ttl time.Duration, env ...string) *cluster {
 	eps := testenv.EtcdEndpoints(t)
 	keys := meta.New("/" + testenv.UniqueName(t, "e2e"))
 	cli := etcdtest.Client(t, eps)
-	pc := proctest.New(t, testprog, cli, eps, keys, nil, append([]string{"SQUALL_LOG_LEVEL=debug"}, env...)...)
+	pc := clustertest.New(t, testprog, cli, eps, keys, nil, append([]string{"SQUALL_LOG_LEVEL=debug"}, env...)...)
 	pc.LogLines = 80
 	return &cluster{Cluster: pc, t: t, keys: keys, cli: cli, ttl: ttl}
 }
 
 // nimbus starts a nimbus on a free loopback port.
-func (c *cluster) nimbus(name string) *proctest.Proc { return c.Nimbus(name, c.ttl) }
+func (c *cluster) nimbus(name string) *clustertest.Proc { return c.Nimbus(name, c.ttl) }
 
 // supervisor starts supervisor id on dir (reuse dir to restart it).
-func (c *cluster) supervisor(id, dir string, firstPort int) *proctest.Proc {
+func (c *cluster) supervisor(id, dir string, firstPort int) *clustertest.Proc {
 	return c.Supervisor(id, dir, firstPort, c.ttl)
 }
 

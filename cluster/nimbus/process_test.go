@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/squallstream/squall/internal/proctest"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/squallstream/squall/internal/proctest"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/pki"
 	"github.com/squallstream/squall/internal/httpguard"
-	"github.com/squallstream/squall/monitor/logfile"
+	"github.com/squallstream/squall/internal/logfile"
 )
 
 // WorkerLogFile is the name of a worker's log in its slot's directory:

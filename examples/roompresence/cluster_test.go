@@ -17,9 +17,9 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/squallstream/squall/cluster/clustertest"
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
-	"github.com/squallstream/squall/internal/proctest"
 	"github.com/squallstream/squall/internal/testenv"
 )
 
@@ -227,7 +227,7 @@ func buildProgram(t *testing.T, mutant bool) string {
 
 // rpCluster is the test's cluster: its daemons, as processes of bin.
 type rpCluster struct {
-	*proctest.Cluster
+	*clustertest.Cluster
 	t           *testing.T
 	cli         *clientv3.Client
 	keys        meta.Layout
@@ -236,7 +236,7 @@ type rpCluster struct {
 }
 
 type rpSupervisor struct {
-	proc      *proctest.Proc
+	proc      *clustertest.Proc
 	dir       string
 	firstPort int
 }
@@ -248,12 +248,12 @@ func newRPCluster(t *testing.T, bin string, endpoints []string, prefix string, e
 	}
 	t.Cleanup(func() { cli.Close() }) // after the cluster's own cleanup
 	keys := meta.New(prefix)
-	pc := proctest.New(t, bin, cli, endpoints, keys, []string{"cluster"}, append([]string{"SQUALL_LOG_LEVEL=info"}, env...)...)
+	pc := clustertest.New(t, bin, cli, endpoints, keys, []string{"cluster"}, append([]string{"SQUALL_LOG_LEVEL=info"}, env...)...)
 	pc.LogLines = 30
 	return &rpCluster{Cluster: pc, t: t, cli: cli, keys: keys, prefix: prefix, supervisors: map[string]*rpSupervisor{}}
 }
 
-func (c *rpCluster) nimbus(name string) *proctest.Proc { return c.Nimbus(name, clusterTTL) }
+func (c *rpCluster) nimbus(name string) *clustertest.Proc { return c.Nimbus(name, clusterTTL) }
 
 // supervisor starts supervisor id on dir (the same dir restarts it).
 func (c *rpCluster) supervisor(id, dir string, firstPort int) {
@@ -350,7 +350,7 @@ func (c *rpCluster) leader(timeout time.Duration, not string) string {
 }
 
 // leaderProc returns the nimbus process whose ID is id.
-func (c *rpCluster) leaderProc(id string) *proctest.Proc {
+func (c *rpCluster) leaderProc(id string) *clustertest.Proc {
 	c.t.Helper()
 	for _, p := range c.Procs() {
 		if strings.HasPrefix(p.Name, "nimbus") && strings.Contains(p.Logs.String(), "id="+id+" ") {

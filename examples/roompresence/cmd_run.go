@@ -4,13 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/squallstream/squall/drpc"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/squallstream/squall/drpc"
+
+	"github.com/squallstream/squall/internal/logfile"
 	"github.com/squallstream/squall/monitor"
-	"github.com/squallstream/squall/monitor/logfile"
 )
 
 // monitorTokenVar holds the bearer token of the monitor's actions, needed

@@ -3,13 +3,14 @@ package cassandra_test
 import (
 	"errors"
 	"fmt"
-	"github.com/squallstream/squall/internal/proctest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/squallstream/squall/internal/proctest"
 
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
 	"github.com/squallstream/squall/trident"

@@ -7,7 +7,7 @@
 // the previous txid, which is committed by then.
 //
 // Memory is the in-memory store (tests, examples); package boltwindows
-// keeps records in a bbolt file and state/cassandra/cassandrawindows in
+// keeps records in a bbolt file and trident/windowstore/cassandrawindows in
 // Cassandra. Package windowstoretest is the conformance suite every
 // implementation passes.
 package windowstore

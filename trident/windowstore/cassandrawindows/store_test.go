@@ -8,8 +8,8 @@ import (
 	"github.com/squallstream/squall/internal/testenv"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
-	"github.com/squallstream/squall/state/cassandra/cassandrawindows"
 	"github.com/squallstream/squall/trident/windowstore"
+	"github.com/squallstream/squall/trident/windowstore/cassandrawindows"
 	"github.com/squallstream/squall/trident/windowstore/windowstoretest"
 )
 

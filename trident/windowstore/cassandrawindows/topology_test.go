@@ -11,9 +11,9 @@ import (
 
 	"github.com/squallstream/squall/ops"
 	"github.com/squallstream/squall/state/cassandra/cassandratest"
-	"github.com/squallstream/squall/state/cassandra/cassandrawindows"
 	"github.com/squallstream/squall/trident"
 	"github.com/squallstream/squall/trident/windowstore"
+	"github.com/squallstream/squall/trident/windowstore/cassandrawindows"
 )
 
 // TestTopology runs grouped sliding event-time windows over Cassandra
