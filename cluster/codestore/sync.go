@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -215,28 +213,11 @@ func (s *Store) fetch(ctx context.Context, topology string, dg Digest) error {
 	slices.Sort(ids)
 	var errs []error
 	for _, id := range ids {
-		err := s.fetchFrom(ctx, strings.TrimSuffix(holders[id], "/")+"/code/"+dg.String(), dg)
+		err := s.cfg.Dir.Fetch(ctx, s.cfg.HTTPClient, strings.TrimSuffix(holders[id], "/")+"/code/"+dg.String(), dg)
 		if err == nil {
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("from %s: %w", id, err))
 	}
 	return fmt.Errorf("codestore: fetching %s of topology %s: %w", dg, topology, errors.Join(errs...))
-}
-
-func (s *Store) fetchFrom(ctx context.Context, url string, dg Digest) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return s.cfg.Dir.PutVerified(dg, resp.Body)
 }

@@ -42,14 +42,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,18 +245,14 @@ func New(cfg Config) (*Supervisor, error) {
 // Starts counts the workers this supervisor started (adoptions excluded).
 func (s *Supervisor) Starts() int64 { return s.starts.Load() }
 
-// work is what one slot runs.
-type work struct {
-	Topology, Artifact string
-}
-
 // slotRun owns one slot's worker for one work.
 type slotRun struct {
-	port   int
-	work   work
-	cancel context.CancelFunc
-	stop   atomic.Bool // on cancel: stop the worker (else leave it running)
-	done   chan struct{}
+	port     int
+	work     work
+	cancel   context.CancelFunc
+	stop     atomic.Bool // on cancel: stop the worker (else leave it running)
+	stopping bool        // asked to stop by reconcile (read and written by Run's goroutine only)
+	done     chan struct{}
 }
 
 // Run registers and runs the assigned workers until ctx is done. It
@@ -404,30 +397,22 @@ func (s *Supervisor) watchAssignments(ctx context.Context, apply func(map[int]wo
 			continue
 		}
 		retry.Reset()
-		desired := map[int]work{}
-		epochs := map[string]int64{}
-		for _, kv := range resp.Kvs {
-			var a meta.Assignment
-			if err := meta.Decode(string(kv.Key), kv.Value, &a); err != nil {
-				s.log.Warn("supervisor: skipping an assignment", "err", err)
-				continue
-			}
-			if err := s.checkSigned(a); err != nil {
-				s.refused.Add(1)
-				s.log.Error("supervisor: refusing an assignment no nimbus of the cluster signed", "key", string(kv.Key), "err", err)
-				continue
-			}
-			epochs[a.Topology] = a.Epoch
-			for _, w := range a.Workers {
-				if w.Supervisor == s.cfg.ID && slices.Contains(s.cfg.Ports, w.Port) {
-					desired[w.Port] = work{Topology: a.Topology, Artifact: a.Artifact}
-				}
-			}
+		recs := make([]assignmentRecord, len(resp.Kvs))
+		for i, kv := range resp.Kvs {
+			recs[i] = assignmentRecord{Key: string(kv.Key), Value: kv.Value}
+		}
+		got := planAssignments(recs, s.cfg.ID, s.cfg.Ports, s.trust())
+		for _, err := range got.Skipped {
+			s.log.Warn("supervisor: skipping an assignment", "err", err)
+		}
+		for _, r := range got.Refused {
+			s.refused.Add(1)
+			s.log.Error("supervisor: refusing an assignment no nimbus of the cluster signed", "key", r.Key, "err", r.Err)
 		}
 		s.mu.Lock()
-		s.epochs = epochs
+		s.epochs = got.Epochs
 		s.mu.Unlock()
-		apply(desired)
+		apply(got.Desired)
 		wctx, cancel := context.WithCancel(ctx)
 		wc := s.cfg.Client.Watch(clientv3.WithRequireLeader(wctx), s.keys.Assignments(), clientv3.WithPrefix(),
 			clientv3.WithRev(resp.Header.Revision+1))
@@ -439,58 +424,77 @@ func (s *Supervisor) watchAssignments(ctx context.Context, apply func(map[int]wo
 	}
 }
 
-// reconcile makes the slot runs match desired.
+// reconcile makes the slot runs match desired: it executes the actions
+// of planReconcile on what runs and adopted hold now.
 func (s *Supervisor) reconcile(ctx, life context.Context, runs map[int]*slotRun, adopted map[int]*proc, desired map[int]work) {
-	for _, port := range slices.Sorted(maps.Keys(runs)) {
-		r := runs[port]
-		if w, ok := desired[port]; ok && w == r.work {
-			continue
-		}
-		select {
-		case <-r.done: // ended by itself: nothing to stop
-		default:
-			s.log.Info("supervisor: stopping a worker no longer assigned", "port", port, "topology", r.work.Topology)
-		}
-		r.stop.Store(true)
-		r.cancel()
+	v := slotsView{Runs: map[int]runView{}, Adopted: map[int]work{}}
+	for port, r := range runs {
+		v.Runs[port] = runView{Work: r.work, Stopping: r.stopping, Done: isDone(r.done)}
 	}
 	for port, p := range adopted {
-		if w, ok := desired[port]; ok && w == (work{p.rec.Topology, p.rec.Artifact}) {
-			continue
-		}
-		delete(adopted, port)
-		s.log.Info("supervisor: stopping an adopted worker no longer assigned", "port", port, "pid", p.rec.PID)
-		go func() { terminate(p, s.clock, s.cfg.Grace); os.Remove(s.pidFile(port)) }()
+		v.Adopted[port] = work{Topology: p.rec.Topology, Artifact: p.rec.Artifact}
 	}
-	for _, port := range slices.Sorted(maps.Keys(desired)) {
-		w := desired[port]
-		prev := runs[port]
-		if prev != nil && prev.work == w && !prev.stop.Load() {
-			continue
-		}
-		rctx, cancel := context.WithCancel(ctx)
-		r := &slotRun{port: port, work: w, cancel: cancel, done: make(chan struct{})}
-		// Set before the run starts: when ctx ends, the run may see it
-		// before Run does, and must already know whether to stop the
-		// worker.
-		r.stop.Store(s.cfg.StopWorkersOnExit)
-		runs[port] = r
-		p := adopted[port]
-		delete(adopted, port)
-		var wait <-chan struct{}
-		if prev != nil {
-			wait = prev.done
-		}
-		go s.runSlot(rctx, life, r, wait, p)
-	}
-	for port, r := range runs {
-		if _, ok := desired[port]; !ok {
-			select {
-			case <-r.done:
-				delete(runs, port)
-			default:
+	for _, a := range planReconcile(v, desired) {
+		switch a.Kind {
+		case actStopRun:
+			r := runs[a.Port]
+			if !a.Quiet {
+				s.log.Info("supervisor: stopping a worker no longer assigned", "port", a.Port, "topology", r.work.Topology)
 			}
+			r.stopping = true
+			r.stop.Store(true)
+			r.cancel()
+		case actStopAdopted:
+			runs[a.Port] = s.stopAdopted(a.Port, adopted[a.Port])
+			delete(adopted, a.Port)
+		case actStartRun:
+			rctx, cancel := context.WithCancel(ctx)
+			r := &slotRun{port: a.Port, work: a.Work, cancel: cancel, done: make(chan struct{})}
+			// Set before the run starts: when ctx ends, the run may see it
+			// before Run does, and must already know whether to stop the
+			// worker.
+			r.stop.Store(s.cfg.StopWorkersOnExit)
+			var wait <-chan struct{}
+			if prev := runs[a.Port]; a.After && prev != nil {
+				wait = prev.done
+			}
+			var p *proc
+			if a.Adopt {
+				p = adopted[a.Port]
+			}
+			delete(adopted, a.Port)
+			runs[a.Port] = r
+			go s.runSlot(rctx, life, r, wait, p)
+		case actForgetRun:
+			delete(runs, a.Port)
 		}
+	}
+}
+
+// stopAdopted stops the adopted worker p of slot port, no longer
+// assigned, and returns the stopping run standing for it: done once the
+// worker has exited and its pid file is removed, so that the slot's next
+// worker starts only then.
+func (s *Supervisor) stopAdopted(port int, p *proc) *slotRun {
+	s.log.Info("supervisor: stopping an adopted worker no longer assigned", "port", port, "pid", p.rec.PID)
+	r := &slotRun{port: port, work: work{Topology: p.rec.Topology, Artifact: p.rec.Artifact}, cancel: func() {},
+		stopping: true, done: make(chan struct{})}
+	r.stop.Store(true)
+	go func() {
+		defer close(r.done)
+		terminate(p, s.clock, s.cfg.Grace)
+		os.Remove(s.pidFile(port))
+	}()
+	return r
+}
+
+// isDone reports whether done is closed.
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -503,8 +507,7 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 	}
 	slot := meta.Slot{Supervisor: s.cfg.ID, Port: r.port}
 	log := s.log.With("port", r.port, "topology", r.work.Topology)
-	waits := backoff.Sequence{Backoff: backoff.Exponential(int64(s.cfg.RestartBackoff), int64(s.cfg.MaxRestartBackoff))}
-	report := meta.Crash{Topology: r.work.Topology, Slot: slot, Artifact: r.work.Artifact}
+	hist := newSlotLife(slot, r.work, s.cfg.RestartBackoff, s.cfg.MaxRestartBackoff, s.cfg.MinUptime)
 	reported := false
 	for ctx.Err() == nil {
 		if p == nil {
@@ -513,12 +516,9 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 				if ctx.Err() != nil {
 					break
 				}
-				report.Failures++
-				report.Last, report.Time = err.Error(), s.clock.Now().UTC()
-				reported = s.report(ctx, report) || reported
-				d := time.Duration(waits.Next())
-				log.Warn("supervisor: starting a worker failed; retrying", "err", err, "failures", report.Failures, "in", d)
-				s.sleep(ctx, d)
+				acts := hist.startFailed(err.Error(), s.clock.Now())
+				log.Warn("supervisor: starting a worker failed; retrying", "err", err, "failures", hist.report.Failures, "in", waitOf(acts))
+				reported = s.follow(ctx, acts) || reported
 				continue
 			}
 		}
@@ -527,35 +527,25 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 			continue
 		case <-p.done:
 		}
-		uptime := s.clock.Now().Sub(p.rec.Started)
 		if code, ok := meta.ReadExitCode(s.slotDir(r.port), p.rec.Started); p.code == -1 && ok {
 			p.code = code // an adopted worker's, which is not this process's child
 		}
-		switch {
-		case p.code == meta.ExitSuperseded:
+		now := s.clock.Now()
+		class, acts := hist.exited(p.rec.PID, p.code, p.rec.Started, now)
+		switch class {
+		case exitSuperseded:
 			log.Info("supervisor: the worker was superseded by a newer one of its topology", "pid", p.rec.PID)
-		case p.code == meta.ExitReassigned:
+		case exitReassigned:
 			// The topology was placed anew: start the slot's worker of the
 			// new epoch after the shortest wait.
 			log.Info("supervisor: the topology's workers were reassigned; starting the slot's worker again", "pid", p.rec.PID)
-			waits.Reset()
 		default:
-			report.Crashes++
-			if uptime < s.cfg.MinUptime {
-				report.Failures++
-			} else {
-				report.Failures = 0
-				waits.Reset()
-			}
-			report.Last = fmt.Sprintf("worker pid %d exited with code %d after %v", p.rec.PID, p.code, uptime.Round(time.Millisecond))
-			report.Time = s.clock.Now().UTC()
-			reported = s.report(ctx, report) || reported
-			log.Warn("supervisor: worker exited; restarting", "pid", p.rec.PID, "code", p.code, "uptime", uptime,
-				"crashes", report.Crashes, "failures", report.Failures)
+			log.Warn("supervisor: worker exited; restarting", "pid", p.rec.PID, "code", p.code, "uptime", now.Sub(p.rec.Started),
+				"crashes", hist.report.Crashes, "failures", hist.report.Failures)
 		}
 		os.Remove(s.pidFile(r.port))
 		p = nil
-		s.sleep(ctx, time.Duration(waits.Next()))
+		reported = s.follow(ctx, acts) || reported
 	}
 	if !r.stop.Load() {
 		return // the supervisor stops; the worker runs on
@@ -571,6 +561,30 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 		defer cancel()
 		s.cfg.Client.Delete(dctx, s.keys.Crash(r.work.Topology, slot))
 	}
+}
+
+// follow executes a slot's actions (reports, back-offs) and reports
+// whether a crash report was stored.
+func (s *Supervisor) follow(ctx context.Context, acts []action) (reported bool) {
+	for _, a := range acts {
+		switch a.Kind {
+		case actReport:
+			reported = s.report(ctx, a.Crash) || reported
+		case actBackOff:
+			s.sleep(ctx, a.Wait)
+		}
+	}
+	return reported
+}
+
+// waitOf is the back-off among acts (0 if none).
+func waitOf(acts []action) time.Duration {
+	for _, a := range acts {
+		if a.Kind == actBackOff {
+			return a.Wait
+		}
+	}
+	return 0
 }
 
 // report stores a slot's crash counts under the registration lease.
@@ -694,7 +708,7 @@ func (s *Supervisor) fetch(ctx context.Context, topology string, dg codestore.Di
 			errs = append(errs, fmt.Errorf("holder %s: not HTTPS", url))
 			continue
 		}
-		err := s.fetchFrom(ctx, url, dg)
+		err := s.artifacts.Fetch(ctx, s.cfg.HTTPClient, url, dg)
 		if err == nil {
 			s.log.Info("supervisor: fetched an artifact", "topology", topology, "artifact", dg, "from", url)
 			return nil
@@ -702,21 +716,4 @@ func (s *Supervisor) fetch(ctx context.Context, topology string, dg codestore.Di
 		errs = append(errs, err)
 	}
 	return fmt.Errorf("supervisor: fetching artifact %s of topology %s: %w", dg, topology, errors.Join(errs...))
-}
-
-func (s *Supervisor) fetchFrom(ctx context.Context, url string, dg codestore.Digest) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return s.artifacts.PutVerified(dg, resp.Body)
 }
