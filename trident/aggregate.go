@@ -73,8 +73,11 @@ func (a reducing[V]) BorrowsTuples() bool                              { return 
 // aggregator is the type-erased aggregation of a node.
 type aggregator interface {
 	// newBatch starts a batch whose groups emit through out(group): the
-	// group's values followed by what the aggregator emits.
-	newBatch(a txn.Attempt, out func(group []any) Collector) aggregateBatch
+	// group's values followed by what the aggregator emits. ofNothing
+	// says whether an ungrouped aggregation that saw no tuple completes
+	// once anyway (false in the tasks of a global aggregation that get
+	// none of the batch).
+	newBatch(a txn.Attempt, out func(group []any) Collector, ofNothing bool) aggregateBatch
 	// borrows reports whether the aggregator keeps nothing of the tuples
 	// it is passed (see TupleBorrower).
 	borrows() bool
@@ -95,8 +98,8 @@ type aggregatorOf[S any] struct {
 	inSch *schema
 }
 
-func (a *aggregatorOf[S]) newBatch(at txn.Attempt, out func(group []any) Collector) aggregateBatch {
-	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, groups: newGroupIndex[groupState[S]]()}
+func (a *aggregatorOf[S]) newBatch(at txn.Attempt, out func(group []any) Collector, ofNothing bool) aggregateBatch {
+	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: newGroupIndex[groupState[S]]()}
 }
 
 func (a *aggregatorOf[S]) borrows() bool { return borrowsTuples(a.agg) }
@@ -108,10 +111,11 @@ type groupState[S any] struct {
 }
 
 type aggregateBatchOf[S any] struct {
-	op      *aggregatorOf[S]
-	attempt txn.Attempt
-	out     func(group []any) Collector
-	groups  groupIndex[groupState[S]]
+	op        *aggregatorOf[S]
+	attempt   txn.Attempt
+	out       func(group []any) Collector
+	ofNothing bool // an ungrouped aggregation of no tuple completes once
+	groups    groupIndex[groupState[S]]
 }
 
 func (b *aggregateBatchOf[S]) add(values []any) error {
@@ -129,9 +133,10 @@ func (b *aggregateBatchOf[S]) add(values []any) error {
 }
 
 func (b *aggregateBatchOf[S]) complete() error {
-	if len(b.op.group) == 0 && len(b.groups.order) == 0 {
+	if len(b.op.group) == 0 && len(b.groups.order) == 0 && b.ofNothing {
 		// An ungrouped aggregation of an empty batch still completes once,
-		// from Init, as Storm's does (a count of nothing is 0).
+		// from Init, as Storm's does (a count of nothing is 0): in every
+		// task of a partition aggregation, in the one task of a global one.
 		out := b.out(nil)
 		acc, err := b.op.agg.Init(b.attempt, out)
 		if err != nil {

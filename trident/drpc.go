@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/squallstream/squall/drpc"
+	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
@@ -80,9 +81,18 @@ func ReturnResults(s *Stream, function string, fields ...string) {
 
 // checkDRPC reports DRPC functions whose results nothing returns.
 func (t *Topology) checkDRPC() error {
+	if len(t.drpc) == 0 {
+		return nil
+	}
+	g := t.graph()
+	p := plan.New(g)
 	for _, d := range t.drpc {
 		if !d.returned {
 			return fmt.Errorf("DRPC function %q: no ReturnResults: its callers would wait until their deadline", d.function)
+		}
+		if st := p.StageOf(g[d.src.id]); st != nil && st.Parallelism > 1 {
+			return fmt.Errorf("DRPC function %q: the operations next to its stream's source ask for %d tasks, and each task would see every request: "+
+				"a DRPC stream's source runs in one task (in Storm, the DRPC spout's parallelism); put Shuffle() before the operations that need more", d.function, st.Parallelism)
 		}
 	}
 	return nil

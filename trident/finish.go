@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/squallstream/squall/trident/internal/runtime"
+	"github.com/squallstream/squall/txn"
 )
 
 // Finish ends a batch: aggregations complete, joins and queries run and
@@ -99,10 +100,18 @@ func (s *stageTask) aggregation(n *node, bt *runtime.Batch) *aggregation {
 	a := aggs[n.id]
 	if a == nil {
 		a = &aggregation{}
-		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr))
+		a.aggregateBatch = n.op.(*aggregateOp).agg.newBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
 		aggs[n.id] = a
 	}
 	return a
+}
+
+// getsBatch reports whether this task may receive tuples of batch txid:
+// false in the tasks of a stage whose inputs send each batch to one other
+// task (Global, BatchGlobal), which Storm gives no batch at all.
+func (s *stageTask) getsBatch(txid txn.TxID) bool {
+	sole, ok := s.stage.SoleTask(uint64(txid), s.task.NumTasks)
+	return !ok || sole == s.task.Index
 }
 
 // aggregateOut returns the collectors an aggregation emits through: each

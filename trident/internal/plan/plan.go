@@ -164,3 +164,33 @@ func (s *Stage) reportsLate() bool {
 	}
 	return slices.ContainsFunc(s.Upstream, func(up *Stage) bool { return up.Late })
 }
+
+// SoleTask returns the one task (an index among numTasks) that receives
+// every tuple of batch txid, and true, when every input of the stage
+// sends a batch to one task: Global (the first task) or BatchGlobal (the
+// task txid selects). The other tasks get no tuple of the batch, so, as in
+// Storm, they must not emit an aggregation of nothing for it. It returns
+// false for a source stage and for a stage any input of which spreads a
+// batch over several tasks.
+func (s *Stage) SoleTask(txid uint64, numTasks int) (int, bool) {
+	if len(s.Inputs) == 0 || numTasks < 1 {
+		return 0, false
+	}
+	sole := -1
+	for _, in := range s.Inputs {
+		var task int
+		switch in.Route().How {
+		case Global:
+			task = 0
+		case BatchGlobal:
+			task = int(txid % uint64(numTasks))
+		default:
+			return 0, false
+		}
+		if sole >= 0 && sole != task {
+			return 0, false
+		}
+		sole = task
+	}
+	return sole, true
+}
