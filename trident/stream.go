@@ -177,6 +177,12 @@ func (s *Stream) partition(p plan.Partitioning, fields Fields) *Stream {
 // Shuffle spreads the tuples evenly over the next operation's tasks.
 func (s *Stream) Shuffle() *Stream { return s.partition(plan.Shuffle, nil) }
 
+// LocalOrShuffle spreads the tuples over the next operation's tasks in the
+// sending task's own worker process, or over all of them when none runs
+// there (Storm's localOrShuffle): in one process it is Shuffle; across
+// workers it keeps tuples off the network where it can.
+func (s *Stream) LocalOrShuffle() *Stream { return s.partition(plan.LocalOrShuffle, nil) }
+
 // PartitionBy sends tuples with equal values in fields to the same task.
 func (s *Stream) PartitionBy(fields ...string) *Stream {
 	s.checkFields("PartitionBy", fields)

@@ -57,6 +57,16 @@ func (t Tuple) Get(field string) any {
 	return v
 }
 
+// Select returns the values of fields, in that order, in a new slice
+// (Storm's select(Fields)); it panics like Get if a field is missing.
+func (t Tuple) Select(fields ...string) []any {
+	out := make([]any, len(fields))
+	for i, f := range fields {
+		out[i] = t.Get(f)
+	}
+	return out
+}
+
 // String returns the named value as a string; it panics like Get if the
 // field is missing and if the value is not a string.
 func (t Tuple) String(field string) string {
