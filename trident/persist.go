@@ -86,7 +86,7 @@ func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggre
 	up := &Stream{t: s.t, n: s.n.parent}
 	pre := aggregateNode(up, "PersistentAggregate", groupFields, input, Aggregator[partialAcc[V]](partialCombining[V]{agg}), []string{partial})
 	moved := pre.partition(part.how, part.fields)
-	moved.n.hint = s.n.hint
+	moved.n.hint, moved.n.label = s.n.hint, s.n.label
 	return moved, Fields{partial}, partials[V]{agg}
 }
 

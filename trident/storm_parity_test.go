@@ -2,6 +2,7 @@ package trident
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -54,4 +55,39 @@ func TestTupleSelect(t *testing.T) {
 		}
 	}()
 	tu.Select("a", "missing")
+}
+
+// TestNameSuffixesComponentIDs: Storm's name(...) shows in the bolt's
+// component id and the plan, the same on every declaration of the
+// topology; a bad name is refused at Submit; an unnamed topology keeps
+// its ids.
+func TestNameSuffixesComponentIDs(t *testing.T) {
+	declare := func(name string) *Topology {
+		tt := NewTopology("named")
+		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
+		g := s.Each(Fields{"sentence"}, split, "word").GroupBy("word")
+		if name != "" {
+			g.Name(name)
+		}
+		PersistentAggregate(g, OpaqueMemory[int64]("counts"), Fields{"word"}, count{}, "count")
+		return tt
+	}
+	stages := func(tt *Topology) []string {
+		var names []string
+		for _, s := range tt.plan().Stages {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	named, again, plain := stages(declare("counting")), stages(declare("counting")), stages(declare(""))
+	if !slices.Equal(named, again) || !slices.Contains(named, "b-1-counting") {
+		t.Fatalf("named stages %v, again %v: want b-1-counting, twice the same", named, again)
+	}
+	if !slices.Equal(plain, []string{"spout-sentences", "b-1"}) {
+		t.Fatalf("unnamed stages %v", plain)
+	}
+	_, err := declare("no spaces").Submit(context.Background(), Config{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `Name("no spaces")`) {
+		t.Fatalf("Submit with a bad name = %v", err)
+	}
 }

@@ -36,6 +36,7 @@ type node struct {
 	others []*node // further parents of a merge or join
 	sch    *schema // output fields
 	hint   int     // parallelism hint, 0 if none
+	label  string  // the section's name (Name), "" if none
 }
 
 // inputs returns the node's parents.
@@ -199,6 +200,33 @@ func (s *Stream) Broadcast() *Stream { return s.partition(plan.Broadcast, nil) }
 // batch's txid, so different batches go to different tasks.
 func (s *Stream) BatchGlobal() *Stream { return s.partition(plan.BatchGlobal, nil) }
 
+// Name names the section of the stream this operation belongs to
+// (Storm's name): the bolt that runs it gets the name as a suffix of its
+// component id ("b-2-counts"), which the plan printout, the UI graph and
+// the metrics show, and which stays the same from one submit to the next.
+// Names are 1 to 64 letters, digits, '_' or '.'; a source's section is
+// already named by its stream id.
+func (s *Stream) Name(name string) *Stream {
+	if !validSectionName(name) {
+		s.t.errorf("Name(%q): a name is 1 to 64 letters, digits, '_' or '.'", name)
+		return s
+	}
+	s.n.label = name
+	return s
+}
+
+func validSectionName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // Parallelism asks for n tasks for the operations between the nearest
 // repartitions around this point of the stream.
 func (s *Stream) Parallelism(n int) *Stream {
@@ -253,6 +281,12 @@ func (s *Stream) GroupBy(fields ...string) *GroupedStream {
 		s.t.errorf("GroupBy: no fields")
 	}
 	return &GroupedStream{s: s.PartitionBy(fields...), fields: slices.Clone(fields)}
+}
+
+// Name names the section of the aggregation that follows (Stream.Name).
+func (g *GroupedStream) Name(name string) *GroupedStream {
+	g.s.Name(name)
+	return g
 }
 
 // Parallelism asks for n tasks for the aggregation that follows.

@@ -41,6 +41,7 @@ type Node struct {
 	Fields  []string // output fields
 	In      []string // input fields; printed as in=[...] when not nil
 	Hint    int      // parallelism hint, 0 if none; for a source, its task count
+	Label   string   // the user's name of its section, "" if none: bolt stages append their nodes' labels to their names
 
 	Route  Route       // Partition: how the tuples are spread
 	Keys   [2][]string // Join: the keys of each side

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Plan is the result of planning a graph: its stages, the stage each node
@@ -126,6 +127,7 @@ func New(graph []*Node) *Plan {
 	}
 	for _, s := range p.Stages { // upstream stages come first
 		s.Late = s.reportsLate()
+		s.label()
 	}
 	for _, n := range graph {
 		o := &p.fanouts[n.ID]
@@ -163,6 +165,24 @@ func (s *Stage) reportsLate() bool {
 		return true
 	}
 	return slices.ContainsFunc(s.Upstream, func(up *Stage) bool { return up.Late })
+}
+
+// label appends the distinct labels of a bolt stage's nodes, in order, to
+// its name: "b-2" with a node labelled "counts" becomes "b-2-counts".
+// Source stages keep their names ("spout-" and the stream id).
+func (s *Stage) label() {
+	if s.Entry.Kind == Source {
+		return
+	}
+	var labels []string
+	for _, n := range s.Nodes {
+		if n.Label != "" && !slices.Contains(labels, n.Label) {
+			labels = append(labels, n.Label)
+		}
+	}
+	if len(labels) > 0 {
+		s.Name += "-" + strings.Join(labels, "-")
+	}
 }
 
 // SoleTask returns the one task (an index among numTasks) that receives
