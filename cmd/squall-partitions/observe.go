@@ -42,6 +42,8 @@ type observer struct {
 	// the highest committed txid published, and by which generation.
 	maxCommitted, maxGen uint64
 	timeline             func(format string, args ...any)
+
+	sigs signals // the cluster's reactions (detect.go)
 }
 
 // newObserver connects to etcd from the namespace of dial.

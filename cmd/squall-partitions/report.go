@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -14,10 +15,14 @@ import (
 func (h *harness) report(r result) {
 	var heals []string
 	for _, e := range r.Episodes {
+		detect := "undetected"
+		if e.Signal != "" {
+			detect = fmt.Sprintf("detected %v by %s", e.ToDetect.Round(100*time.Millisecond), e.Signal)
+		}
 		if e.Live {
-			heals = append(heals, fmt.Sprintf("%s %v", kindsLabel(e.Kinds), e.ToCommit.Round(100*time.Millisecond)))
+			heals = append(heals, fmt.Sprintf("%s %v (%s)", kindsLabel(e.Kinds), e.ToCommit.Round(100*time.Millisecond), detect))
 		} else {
-			heals = append(heals, fmt.Sprintf("%s NONE", kindsLabel(e.Kinds)))
+			heals = append(heals, fmt.Sprintf("%s NONE (%s)", kindsLabel(e.Kinds), detect))
 		}
 	}
 	status := "ok"
@@ -45,12 +50,19 @@ func kindsLabel(ks []nemesis.Kind) string {
 	return strings.Join(s, "+")
 }
 
-// kindFigures are the heal → first commit times of one fault kind.
+// kindFigures are the heal → first commit times of one fault kind, and
+// its fault → detection times.
 type kindFigures struct {
 	Kind         nemesis.Kind
 	N, Failures  int
 	Median, Max  time.Duration
 	Observations []time.Duration
+	// Detected counts the episodes in which the cluster reacted while
+	// the faults held; Undetected the others.
+	Detected, Undetected    int
+	DetectMedian, DetectMax time.Duration
+	Detections              []time.Duration
+	Signals                 map[string]int // first signals, by name
 }
 
 // figuresByKind groups the episodes' times by each kind they held (an
@@ -73,6 +85,15 @@ func figuresByKind(results []result) []kindFigures {
 				} else {
 					f.Failures++
 				}
+				if e.Signal == "" {
+					f.Undetected++
+					continue
+				}
+				f.Detections = append(f.Detections, e.ToDetect)
+				if f.Signals == nil {
+					f.Signals = map[string]int{}
+				}
+				f.Signals[e.Signal]++
 			}
 		}
 	}
@@ -82,30 +103,54 @@ func figuresByKind(results []result) []kindFigures {
 		if f == nil {
 			continue
 		}
-		slices.Sort(f.Observations)
 		f.N = len(f.Observations)
-		if f.N > 0 {
-			f.Max = f.Observations[f.N-1]
-			if f.N%2 == 1 {
-				f.Median = f.Observations[f.N/2]
-			} else {
-				f.Median = (f.Observations[f.N/2-1] + f.Observations[f.N/2]) / 2
-			}
-		}
+		f.Median, f.Max = medianMax(f.Observations)
+		f.Detected = len(f.Detections)
+		f.DetectMedian, f.DetectMax = medianMax(f.Detections)
 		out = append(out, *f)
 	}
 	return out
 }
 
-// figures prints heal → first commit per fault kind: episodes, median,
-// max, heals without a commit within the bound.
+// medianMax sorts ds and returns their median and maximum (zero when
+// there are none).
+func medianMax(ds []time.Duration) (median, maximum time.Duration) {
+	slices.Sort(ds)
+	n := len(ds)
+	if n == 0 {
+		return 0, 0
+	}
+	if n%2 == 1 {
+		return ds[n/2], ds[n-1]
+	}
+	return (ds[n/2-1] + ds[n/2]) / 2, ds[n-1]
+}
+
+// figures prints per fault kind heal → first commit (episodes, median,
+// max, heals without a commit within the bound) and fault → detection
+// (episodes detected while the faults held, median, max, undetected,
+// and the first signals).
 func (h *harness) figures(results []result) {
 	fs := figuresByKind(results)
 	if len(fs) == 0 {
 		return
 	}
-	h.say("heal -> first commit by fault kind (episodes, median, max, no commit within %v):", h.cfg.bound)
+	h.say("by fault kind: heal -> first commit (episodes, median, max, no commit within %v) | fault -> detection (detected, median, max, undetected; first signals):", h.cfg.bound)
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 	for _, f := range fs {
-		h.say("  %-15s %3d  %8v  %8v  %d", f.Kind, f.N, f.Median.Round(100*time.Millisecond), f.Max.Round(100*time.Millisecond), f.Failures)
+		h.say("  %-15s %3d  %8v  %8v  %d | %3d  %8v  %8v  %d  %s", f.Kind, f.N, r(f.Median), r(f.Max), f.Failures,
+			f.Detected, r(f.DetectMedian), r(f.DetectMax), f.Undetected, signalCounts(f.Signals))
 	}
+}
+
+// signalCounts formats counts of signals by name, in name order.
+func signalCounts(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }

@@ -35,6 +35,11 @@ type episodeResult struct {
 	// zero with Live false when none came within the bound.
 	ToCommit time.Duration `json:"to_commit"`
 	Live     bool          `json:"live"`
+	// ToDetect is the time from the episode's first fault to the first
+	// signal of a reaction of the cluster (detect.go) while the faults
+	// held; Signal names it, and is empty when none came before the heal.
+	ToDetect time.Duration `json:"to_detect"`
+	Signal   string        `json:"signal,omitempty"`
 }
 
 // result is one schedule's outcome.
@@ -95,8 +100,9 @@ func (h *harness) runSchedule(ctx context.Context, seed uint64) (res result) {
 	defer obs.close()
 	var wg sync.WaitGroup
 	wctx, stopWatch := context.WithCancel(ctx)
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); obs.watch(wctx) }()
+	go func() { defer wg.Done(); obs.watchSignals(wctx) }()
 	defer wg.Wait()
 	defer stopWatch()
 
@@ -128,7 +134,7 @@ func (h *harness) runSchedule(ctx context.Context, seed uint64) (res result) {
 		go func() { genErr <- prod.part(ctx, false) }() // owner: this loop, which receives
 		t0 := time.Now()
 		act := newActor(c, obs, tl)
-		var healed time.Time
+		var healed, faulted time.Time
 		for _, a := range sched.Actions(i) {
 			sleep(ctx, time.Until(t0.Add(a.At)))
 			if ctx.Err() != nil {
@@ -144,6 +150,9 @@ func (h *harness) runSchedule(ctx context.Context, seed uint64) (res result) {
 				healed = time.Now()
 				continue
 			}
+			if faulted.IsZero() && a.Op != nemesis.Restart {
+				faulted = time.Now()
+			}
 			if err := act.apply(ctx, a); err != nil {
 				act.heal(ctx)
 				return fail(err)
@@ -152,6 +161,12 @@ func (h *harness) runSchedule(ctx context.Context, seed uint64) (res result) {
 		before, _ := obs.status()
 		at, ok := obs.waitCommit(ctx, before.Committed, healed.Add(h.cfg.bound))
 		er := episodeResult{Kinds: ep.Kinds(), Live: ok}
+		if sg, seen := obs.sigs.first(faulted, healed); seen {
+			er.ToDetect, er.Signal = sg.At.Sub(faulted), sg.Name
+			tl.printf("episode %d: fault -> detection (%s) in %v", i+1, sg.Name, er.ToDetect.Round(time.Millisecond))
+		} else {
+			tl.printf("episode %d: no reaction of the cluster seen while the faults held", i+1)
+		}
 		if ok {
 			er.ToCommit = at.Sub(healed)
 			tl.printf("episode %d: heal -> first commit (txid > %d) in %v", i+1, before.Committed, er.ToCommit.Round(time.Millisecond))
