@@ -91,3 +91,32 @@ func TestNameSuffixesComponentIDs(t *testing.T) {
 		t.Fatalf("Submit with a bad name = %v", err)
 	}
 }
+
+// TestWindowSpecIntrospection: a window spec tells tooling its kind,
+// length and slide.
+func TestWindowSpecIntrospection(t *testing.T) {
+	cases := []struct {
+		spec               WindowSpec
+		tumbling, counted  bool
+		n, nSlide          int
+		d, dSlide          time.Duration
+		field, description string
+	}{
+		{TumblingCount(100), true, true, 100, 100, 0, 0, "", "tumbling count 100"},
+		{SlidingCount(10, 2), false, true, 10, 2, 0, 0, "", "sliding count 10 every 2"},
+		{TumblingDuration(time.Hour), true, false, 0, 0, time.Hour, time.Hour, "", "tumbling duration 1h0m0s"},
+		{SlidingDuration(15*time.Minute, time.Minute).EventTime("at"), false, false, 0, 0, 15 * time.Minute, time.Minute, "at",
+			"sliding duration 15m0s every 1m0s on event time of at"},
+	}
+	for _, c := range cases {
+		n, nSlide := c.spec.Count()
+		d, dSlide := c.spec.Duration()
+		if c.spec.Tumbling() != c.tumbling || c.spec.Counted() != c.counted || n != c.n || nSlide != c.nSlide ||
+			d != c.d || dSlide != c.dSlide || c.spec.TimeField() != c.field || c.spec.String() != c.description {
+			t.Errorf("%s: tumbling %v counted %v count %d/%d duration %v/%v field %q", c.spec, c.spec.Tumbling(), c.spec.Counted(), n, nSlide, d, dSlide, c.spec.TimeField())
+		}
+	}
+	if got := SlidingDuration(time.Minute, time.Second).EventTime("at").AllowedLateness(5 * time.Second).Lateness(); got != 5*time.Second {
+		t.Errorf("Lateness() = %v", got)
+	}
+}

@@ -87,6 +87,66 @@ func (w WindowSpec) Name(name string) WindowSpec {
 	return w
 }
 
+// Tumbling reports whether windows do not overlap (the slide is the
+// length): TumblingCount and TumblingDuration.
+func (w WindowSpec) Tumbling() bool { return w.spec.Slide == w.spec.Length }
+
+// Counted reports whether the window is measured in tuples (TumblingCount,
+// SlidingCount) rather than in time.
+func (w WindowSpec) Counted() bool { return w.spec.Mode == window.Count }
+
+// Count returns the length and slide of a count window, in tuples (zeros
+// for a time window).
+func (w WindowSpec) Count() (length, slide int) {
+	if !w.Counted() {
+		return 0, 0
+	}
+	return int(w.spec.Length), int(w.spec.Slide)
+}
+
+// Duration returns the length and slide of a time window (zeros for a
+// count window).
+func (w WindowSpec) Duration() (length, slide time.Duration) {
+	if w.Counted() {
+		return 0, 0
+	}
+	return time.Duration(w.spec.Length), time.Duration(w.spec.Slide)
+}
+
+// TimeField returns the field EventTime places tuples by, "" on
+// processing time or for a count window.
+func (w WindowSpec) TimeField() string { return w.timeField }
+
+// Lateness returns the allowed lateness of an event-time window.
+func (w WindowSpec) Lateness() time.Duration { return time.Duration(w.spec.Lateness) }
+
+// String describes the window as Storm's tooling would name it:
+// "tumbling count 100", "sliding duration 15m0s every 1m0s", with
+// " on event time of <field>" for event-time windows.
+func (w WindowSpec) String() string {
+	kind := "sliding"
+	if w.Tumbling() {
+		kind = "tumbling"
+	}
+	var s string
+	if n, slide := w.Count(); w.Counted() {
+		s = fmt.Sprintf("%s count %d", kind, n)
+		if !w.Tumbling() {
+			s += fmt.Sprintf(" every %d", slide)
+		}
+	} else {
+		d, slide := w.Duration()
+		s = fmt.Sprintf("%s duration %v", kind, d)
+		if !w.Tumbling() {
+			s += fmt.Sprintf(" every %v", slide)
+		}
+	}
+	if w.timeField != "" {
+		s += " on event time of " + w.timeField
+	}
+	return s
+}
+
 // Window aggregates the tuples of s, per partition (task), over the
 // windows of spec: each time a window fires, agg runs over its tuples (the input fields,
 // in the order of their time and then of their encoding) and each tuple
