@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -31,8 +32,8 @@ import (
 //   - Errors worth retrying (timeouts, unavailable replicas, I/O errors)
 //     are marked with failure.Retryable; anything else is fatal.
 //
-// Optional behaviour is discovered by type assertion: Named, Concurrent
-// and io.Closer.
+// Optional behaviour is discovered by type assertion: Named, Concurrent,
+// Deleter and io.Closer.
 type BackingMap[V any] interface {
 	MultiGet(ctx context.Context, keys []Key) ([]Entry[V], error)
 	MultiPut(ctx context.Context, keys []Key, vals []V) error
@@ -50,6 +51,41 @@ type Named interface {
 // taken as not safe for concurrent use.
 type Concurrent interface {
 	ConcurrentSafe() bool
+}
+
+// Deleter is implemented by backing maps that can delete keys. After
+// MultiDelete the keys are absent, as if never written; keys that were
+// absent stay absent, and a repeated key is deleted once. The contract of
+// MultiPut holds otherwise: no keys is a no-op, a failed call may have
+// deleted any subset, ctx is checked, a fenced store fences deletes as it
+// fences writes (an older owner's delete never removes a newer owner's
+// write), and retryable errors are marked. A wrapper whose wrapped map
+// cannot delete returns ErrNoDelete and changes nothing.
+//
+// The map flavours use it where removing cannot be undone by a replay: the
+// non-transactional map deletes keys, and the opaque and transactional maps
+// delete their tombstones once no replay can need them (see Remover).
+type Deleter interface {
+	MultiDelete(ctx context.Context, keys []Key) error
+}
+
+// ErrNoDelete is returned by MultiDelete of a wrapper around a backing map
+// that cannot delete.
+var ErrNoDelete = errors.New("state: backing map cannot delete keys")
+
+// Delete deletes keys from m if it can delete, and reports whether it
+// could: false (with a nil error) when m is not a Deleter or answered
+// ErrNoDelete.
+func Delete(ctx context.Context, m any, keys []Key) (bool, error) {
+	d, ok := m.(Deleter)
+	if !ok {
+		return false, nil
+	}
+	err := d.MultiDelete(ctx, keys)
+	if errors.Is(err, ErrNoDelete) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // NameOf returns m's name if it implements Named, else its Go type.

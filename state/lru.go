@@ -27,7 +27,7 @@ import (
 type LRU[V any] struct {
 	m BackingMap[V]
 
-	putMu sync.Mutex // serializes MultiPut
+	putMu sync.Mutex // serializes MultiPut and MultiDelete
 
 	mu     sync.Mutex                       // guards the fields below
 	cache  *simplelru.LRU[string, Entry[V]] // by encoded key
@@ -130,6 +130,35 @@ func (l *LRU[V]) MultiPut(ctx context.Context, keys []Key, vals []V) error {
 		l.cache.Add(k.Encoded(), Entry[V]{Val: vals[i], Found: true}) // evicts beyond the size
 	}
 	return nil
+}
+
+// MultiDelete deletes the keys from the wrapped map if it is a Deleter
+// (ErrNoDelete otherwise, changing nothing), then caches them as absent.
+// After a failed delete it forgets every key of the call.
+func (l *LRU[V]) MultiDelete(ctx context.Context, keys []Key) error {
+	d, ok := l.m.(Deleter)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoDelete, NameOf(l.m))
+	}
+	l.putMu.Lock()
+	defer l.putMu.Unlock()
+	l.mu.Lock()
+	l.gen++
+	l.mu.Unlock()
+
+	err := d.MultiDelete(ctx, keys)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+	for _, k := range keys {
+		if err != nil {
+			l.cache.Remove(k.Encoded())
+		} else {
+			l.cache.Add(k.Encoded(), Entry[V]{})
+		}
+	}
+	return err
 }
 
 // Len returns the number of cached entries; it never exceeds the size.

@@ -20,6 +20,7 @@ var (
 	_ BackingMap[[]byte] = (*Memory)(nil)
 	_ Concurrent         = (*Memory)(nil)
 	_ Named              = (*Memory)(nil)
+	_ Deleter            = (*Memory)(nil)
 )
 
 // NewMemory returns an empty memory map. name identifies it in errors;
@@ -73,6 +74,23 @@ func (m *Memory) MultiPut(ctx context.Context, keys []Key, vals [][]byte) error 
 	}
 	for i, k := range keys {
 		m.data[k.Encoded()] = clone(vals[i])
+	}
+	return nil
+}
+
+// MultiDelete deletes the keys; it is atomic with respect to other calls
+// and fenced like MultiPut.
+func (m *Memory) MultiDelete(ctx context.Context, keys []Key) error {
+	if err := ctx.Err(); err != nil {
+		return Transient(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fence.Admit(ctx, m.name); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		delete(m.data, k.Encoded())
 	}
 	return nil
 }

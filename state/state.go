@@ -37,6 +37,35 @@ type MapState[V any] interface {
 	MultiPut(ctx context.Context, keys []Key, vals []V) error
 }
 
+// Remover is implemented by map states that can remove keys (Storm's
+// RemovableMapState.multiRemove). It is optional, found by type assertion,
+// like the optional interfaces of BackingMap. Every map state of this
+// module implements it; within a commit a removal follows the same
+// replay rules as a write:
+//
+//   - opaque.Map stores a tombstone {T, removed, prev}: reads by T and by
+//     later batches see the key absent, a replay of T sees prev again and
+//     redoes its removal (or not) from there;
+//   - transactional.Map stores the tombstone {T, removed}: a replay of T,
+//     identical by the transactional contract, removes it again and
+//     changes nothing;
+//   - nontransactional.Map deletes the key from a backing map that can
+//     delete (Deleter), and stores a plain tombstone otherwise.
+//
+// Removing an absent key leaves it absent. A key removed and then updated in
+// the same commit is updated from absent.
+type Remover interface {
+	// MultiRemove removes the keys: afterwards MultiGet reports them
+	// absent and MultiUpdate gives their updaters no value.
+	MultiRemove(ctx context.Context, keys []Key) error
+}
+
+// RemovableMapState is a MapState that can also remove keys.
+type RemovableMapState[V any] interface {
+	MapState[V]
+	Remover
+}
+
 // Snapshottable is ungrouped state: a single value, such as a global count.
 type Snapshottable[V any] interface {
 	State

@@ -33,6 +33,7 @@ var (
 	_ state.BackingMap[[]byte] = (*Map)(nil)
 	_ state.Concurrent         = (*Map)(nil)
 	_ state.Named              = (*Map)(nil)
+	_ state.Deleter            = (*Map)(nil)
 )
 
 // Open opens (creating if needed) the bbolt file at path and the map's
@@ -173,6 +174,44 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 	})
 	if err != nil {
 		return m.classify("put", err)
+	}
+	return nil
+}
+
+// MultiDelete deletes the keys in one read-write transaction: all or none.
+// It is fenced like MultiPut.
+func (m *Map) MultiDelete(ctx context.Context, keys []state.Key) error {
+	if m.closed.Load() {
+		return fmt.Errorf("bolt: %s: delete: %w", m.name, state.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return m.classify("delete", err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	err := m.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(m.bucket)
+		if b == nil {
+			return bberrors.ErrBucketNotFound
+		}
+		if err := m.fence.Admit(ctx, m.name); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if i%ctxCheckEvery == ctxCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := b.Delete([]byte(k.Encoded())); err != nil {
+				return fmt.Errorf("key %v: %w", k, err)
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return m.classify("delete", err)
 	}
 	return nil
 }

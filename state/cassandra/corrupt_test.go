@@ -12,20 +12,21 @@ import (
 	"github.com/squallstream/squall/state/transactional"
 )
 
-// TestDamagedRowsAndWrongFlavour: a row whose curr is null is reported as
-// corrupt, naming the key, never read as absent; a transactional map over
-// an opaque table is refused (fatal), writing nothing.
+// TestDamagedRowsAndWrongFlavour: a row whose txid is null is reported as
+// corrupt, naming the key, never read as absent (a null curr is Storm's
+// removed value, a tombstone); a transactional map over an opaque table is
+// refused (fatal), writing nothing.
 func TestDamagedRowsAndWrongFlavour(t *testing.T) {
 	ctx := t.Context()
 	b := openMap(t, cassandra.TableSpec{Layout: cassandra.Opaque, Keys: []cassandra.Column{{Name: "word", Type: "text"}}})
 	name := b.Table().Name()
-	if err := cassandratest.Session(t).Gocql().Query(`INSERT INTO ` + name + ` (word, txid) VALUES ('cow', 3)`).Exec(); err != nil {
+	if err := cassandratest.Session(t).Gocql().Query(`INSERT INTO ` + name + ` (word, curr) VALUES ('cow', 0x03)`).Exec(); err != nil {
 		t.Fatal(err)
 	}
 	m := opaque.New[int64](b, state.MapOptions[int64]{})
 	_, err := m.MultiGet(ctx, []state.Key{state.MustKey("cow")})
 	if !errors.Is(err, state.ErrCorrupt) || !failure.IsReported(err) {
-		t.Errorf("MultiGet of a row with a null curr: %v, want a reported state.ErrCorrupt", err)
+		t.Errorf("MultiGet of a row with a null txid: %v, want a reported state.ErrCorrupt", err)
 	}
 
 	tm := transactional.New[int64](b, state.MapOptions[int64]{})

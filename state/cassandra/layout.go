@@ -35,9 +35,11 @@ func (t TableSpec) bindValues(val []byte) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		curr, err := m.Bind(o.Curr)
-		if err != nil {
-			return nil, err
+		var curr any // null: removed (Storm's null curr)
+		if !o.Removed {
+			if curr, err = m.Bind(o.Curr); err != nil {
+				return nil, err
+			}
 		}
 		var prev any
 		if o.HasPrev {
@@ -55,9 +57,11 @@ func (t TableSpec) bindValues(val []byte) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := m.Bind(tv.Val)
-		if err != nil {
-			return nil, err
+		var v any // null: removed
+		if !tv.Removed {
+			if v, err = m.Bind(tv.Val); err != nil {
+				return nil, err
+			}
 		}
 		return []any{txid, v}, nil
 	default: // NonTransactional
@@ -65,9 +69,11 @@ func (t TableSpec) bindValues(val []byte) ([]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (non-transactional): %v", errLayout, err)
 		}
-		v, err := m.Bind(pv)
-		if err != nil {
-			return nil, err
+		var v any // null: removed
+		if !pv.Removed {
+			if v, err = m.Bind(pv.Val); err != nil {
+				return nil, err
+			}
 		}
 		return []any{v}, nil
 	}
@@ -105,15 +111,14 @@ func (t TableSpec) rebuild(dests []any) ([]byte, error) {
 		}
 		return v, nil
 	}
-	value := func(d any, col string) ([]byte, error) {
+	// A null value column is a removed value: mappers refuse nil user
+	// values, and the blob mapper stores an empty blob, never null.
+	value := func(d any, col string) (v []byte, removed bool, err error) {
 		v, null, err := m.Scanned(d)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("column %s: %w", col, err)
-		case null:
-			return nil, fmt.Errorf("column %s is null", col)
+		if err != nil {
+			return nil, false, fmt.Errorf("column %s: %w", col, err)
 		}
-		return v, nil
+		return v, null, nil
 	}
 	txid := func(d any) (uint64, error) {
 		p := *d.(**int64)
@@ -131,7 +136,7 @@ func (t TableSpec) rebuild(dests []any) ([]byte, error) {
 		if o.TxID, err = txid(dests[0]); err != nil {
 			return nil, err
 		}
-		if o.Curr, err = value(dests[1], "curr"); err != nil {
+		if o.Curr, o.Removed, err = value(dests[1], "curr"); err != nil {
 			return nil, err
 		}
 		prev, null, err := m.Scanned(dests[2])
@@ -148,15 +153,15 @@ func (t TableSpec) rebuild(dests []any) ([]byte, error) {
 		if tv.TxID, err = txid(dests[0]); err != nil {
 			return nil, err
 		}
-		if tv.Val, err = value(dests[1], "val"); err != nil {
+		if tv.Val, tv.Removed, err = value(dests[1], "val"); err != nil {
 			return nil, err
 		}
 		return wire.AppendTransactional(nil, tv), nil
 	default:
-		v, err := value(dests[0], "val")
+		v, removed, err := value(dests[0], "val")
 		if err != nil {
 			return nil, err
 		}
-		return wire.AppendPlain(nil, v), nil
+		return wire.AppendPlain(nil, wire.Plain{Val: v, Removed: removed}), nil
 	}
 }

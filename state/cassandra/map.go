@@ -17,7 +17,8 @@ import (
 // statement goes straight to a replica of its key.
 //
 // A MultiPut that fails may have written any subset of its keys; the map
-// flavours above replay it. A Map is safe for concurrent use.
+// flavours above replay it. MultiDelete runs one DELETE per distinct key,
+// the same way. A Map is safe for concurrent use.
 type Map struct {
 	t     *Table
 	fence *fence
@@ -28,6 +29,7 @@ var (
 	_ state.BackingMap[[]byte] = (*Map)(nil)
 	_ state.Named              = (*Map)(nil)
 	_ state.Concurrent         = (*Map)(nil)
+	_ state.Deleter            = (*Map)(nil)
 )
 
 // Name implements state.Named: "cassandra keyspace.table".
@@ -121,6 +123,36 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 		}
 		args = append(append(args, vs...), ts)
 		return m.t.s.Statement(ctx, m.t.ins, args...).Exec()
+	})
+}
+
+// MultiDelete implements state.Deleter: one DELETE per distinct key, with
+// the next write timestamp of the map's fence, so that a delete is fenced
+// like a write: it removes what earlier writes of this map and of older
+// maps stored, never a write of a map opened later. A ctx whose fence is
+// of an older generation of the map's owner is refused with a
+// *state.FencedError.
+func (m *Map) MultiDelete(ctx context.Context, keys []state.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := m.check(ctx, "delete", keys); err != nil {
+		return err
+	}
+	if f, ok := state.FenceOf(ctx); ok && f.Owner == m.owner.Owner && f.Generation < m.owner.Generation {
+		return &state.FencedError{Where: "cassandra: delete from " + m.t.name, Fence: f, Current: m.owner.Generation}
+	}
+	ts, err := m.fence.next()
+	if err != nil {
+		return err
+	}
+	uniq, _ := dedupe(keys)
+	return m.forEach(ctx, "delete", keys, uniq, func(ctx context.Context, i int) error {
+		args, err := m.bindKey(keys[uniq[i]])
+		if err != nil {
+			return err
+		}
+		return m.t.s.Statement(ctx, m.t.del, append([]any{ts}, args...)...).Exec()
 	})
 }
 

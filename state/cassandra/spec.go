@@ -149,6 +149,16 @@ func (t TableSpec) createStatement(keyspace string) string {
 	return b.String()
 }
 
+// deleteStatement returns the DELETE of one key, with its write timestamp
+// bound like an INSERT's.
+func (t TableSpec) deleteStatement(keyspace string) string {
+	var where []string
+	for _, c := range t.keyColumns() {
+		where = append(where, c.Name+" = ?")
+	}
+	return fmt.Sprintf("DELETE FROM %s.%s USING TIMESTAMP ? WHERE %s", keyspace, t.Name, strings.Join(where, " AND "))
+}
+
 // statements returns the SELECT and INSERT of one key.
 func (t TableSpec) statements(keyspace string) (sel, ins string) {
 	var where, keys, vals, marks []string

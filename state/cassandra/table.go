@@ -20,11 +20,13 @@ type Table struct {
 	spec     TableSpec
 	name     string // keyspace.table
 	sel, ins string
+	del      string
 }
 
 func newTable(s *Session, spec TableSpec) *Table {
 	t := &Table{s: s, spec: spec, name: s.cfg.Keyspace + "." + spec.Name}
 	t.sel, t.ins = spec.statements(s.cfg.Keyspace)
+	t.del = spec.deleteStatement(s.cfg.Keyspace)
 	return t
 }
 

@@ -10,30 +10,35 @@ import (
 	"github.com/squallstream/squall/txn"
 )
 
-// format stores a value as the plain envelope [kind|version, value].
-var format = core.Format[[]byte]{
-	Append: wire.AppendPlain,
-	Parse:  wire.ParsePlain,
+// format stores a value as the plain envelope [kind|version, value], and
+// a tombstone as [kind|removed|version].
+var format = core.Format[wire.Plain]{
+	Append:  wire.AppendPlain,
+	Parse:   wire.ParsePlain,
+	Removed: func(r wire.Plain) bool { return r.Removed },
 }
 
-// stored picks the stored user value of keys[i], for core.Get.
-func stored(c *core.Call[[]byte], i int) (state.Entry[[]byte], error) {
+// stored picks the stored user value of keys[i], for core.Get: absent for
+// a tombstone.
+func stored(c *core.Call[wire.Plain], i int) (state.Entry[[]byte], error) {
 	s := c.Slot(i)
-	return state.Entry[[]byte]{Val: s.Rec, Found: s.Found}, nil
+	return state.Entry[[]byte]{Val: s.Rec.Val, Found: s.Found && !s.Rec.Removed}, nil
 }
 
 // Map is a non-transactional MapState over a backing map (Storm's
 // NonTransactionalMap): MultiUpdate reads every key, applies the updaters
 // and writes every key back. BeginCommit and Commit do nothing, and
-// updates are allowed outside a commit. Map is safe for concurrent use;
-// calls are serialized.
+// updates are allowed outside a commit. MultiRemove (state.Remover)
+// deletes the keys from a backing map that can delete (state.Deleter) and
+// stores tombstones otherwise. Map is safe for concurrent use; calls are
+// serialized.
 type Map[V any] struct {
 	mu    sync.Mutex
 	codec state.Codec[V]
-	store core.Store[[]byte]
+	store core.Store[wire.Plain]
 }
 
-var _ state.MapState[int] = (*Map[int])(nil)
+var _ state.RemovableMapState[int] = (*Map[int])(nil)
 
 // New returns a non-transactional map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
@@ -77,8 +82,9 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 	for i := range keys {
 		s := c.Slot(i)
 		var old V
+		s.Found = s.Found && !s.Rec.Removed
 		if s.Found {
-			if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec); err != nil {
+			if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
 				return nil, err
 			}
 		}
@@ -87,7 +93,7 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 		if err != nil {
 			return nil, err
 		}
-		c.Set(i, raw)
+		c.Set(i, wire.Plain{Val: raw})
 		out[i] = nv
 	}
 	if err := c.Flush(ctx); err != nil {
@@ -109,7 +115,29 @@ func (m *Map[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) error
 		if err != nil {
 			return err
 		}
-		c.Set(i, raw)
+		c.Set(i, wire.Plain{Val: raw})
+	}
+	return c.Flush(ctx)
+}
+
+// MultiRemove deletes the keys from the backing map if it can delete, and
+// stores tombstones in them otherwise.
+func (m *Map[V]) MultiRemove(ctx context.Context, keys []state.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	deleted, err := state.Delete(ctx, m.store.Backing, keys)
+	if err != nil {
+		return state.WrapBackingError(m.store.Name, "delete", len(keys), err)
+	}
+	if deleted {
+		return nil
+	}
+	c := m.store.Blind(keys)
+	for i := range keys {
+		c.Set(i, wire.Plain{Removed: true})
 	}
 	return c.Flush(ctx)
 }

@@ -11,8 +11,8 @@ import (
 var _ state.CommittedReader[int] = (*Map[int])(nil)
 
 // MultiGetCommitted implements state.CommittedReader: for a stored value
-// with txid S, Curr if S <= committed, otherwise Prev (absent when S was
-// the first batch to write the key). Commits happen in txid order, so Prev
+// with txid S, Curr if S <= committed (absent if S removed the key),
+// otherwise Prev (absent when S was the first batch to write the key). Commits happen in txid order, so Prev
 // of a value written after committed was written by a committed batch.
 func (m *Map[V]) MultiGetCommitted(ctx context.Context, committed txn.TxID, keys []state.Key) ([]state.Entry[V], error) {
 	m.mu.Lock()
@@ -25,6 +25,6 @@ func (m *Map[V]) MultiGetCommitted(ctx context.Context, committed txn.TxID, keys
 		case s.Rec.TxID > committed:
 			return state.Entry[[]byte]{Val: s.Rec.Prev, Found: s.Rec.HasPrev}, nil
 		}
-		return state.Entry[[]byte]{Val: s.Rec.Curr, Found: true}, nil
+		return state.Entry[[]byte]{Val: s.Rec.Curr, Found: !s.Rec.Removed}, nil
 	})
 }

@@ -11,11 +11,12 @@ import (
 type record = Value[[]byte]
 
 // format stores a record as the opaque envelope
-// [kind|version, txid, curr] or [kind|version, txid, curr, prev].
+// [kind|version, txid, curr] or [kind|version, txid, curr, prev], and a
+// tombstone as [kind|removed|version, txid] or [..., txid, prev].
 var format = core.Format[record]{
 	Append: func(dst []byte, r record) []byte {
 		return wire.AppendOpaque(dst, wire.Opaque{
-			TxID: uint64(r.TxID), Curr: r.Curr, Prev: r.Prev, HasPrev: r.HasPrev,
+			TxID: uint64(r.TxID), Curr: r.Curr, Prev: r.Prev, HasPrev: r.HasPrev, Removed: r.Removed,
 		})
 	},
 	Parse: func(b []byte) (record, error) {
@@ -23,8 +24,9 @@ var format = core.Format[record]{
 		if err != nil {
 			return record{}, err
 		}
-		return record{TxID: txn.TxID(o.TxID), Curr: o.Curr, Prev: o.Prev, HasPrev: o.HasPrev}, nil
+		return record{TxID: txn.TxID(o.TxID), Curr: o.Curr, Prev: o.Prev, HasPrev: o.HasPrev, Removed: o.Removed}, nil
 	},
+	Removed: func(r record) bool { return r.Removed },
 }
 
 // Encode returns the stored bytes of v, with user values encoded by codec
@@ -34,11 +36,15 @@ func Encode[V any](v Value[V], codec state.Codec[V]) ([]byte, error) {
 	if codec == nil {
 		codec = state.Msgpack[V]{}
 	}
-	curr, err := core.Encode(codec, v.Curr)
-	if err != nil {
-		return nil, err
+	r := record{TxID: v.TxID, HasPrev: v.HasPrev, Removed: v.Removed}
+	if !v.Removed {
+		curr, err := core.Encode(codec, v.Curr)
+		if err != nil {
+			return nil, err
+		}
+		r.Curr = curr
 	}
-	r := record{TxID: v.TxID, Curr: curr, HasPrev: v.HasPrev}
+	var err error
 	if v.HasPrev {
 		if r.Prev, err = core.Encode(codec, v.Prev); err != nil {
 			return nil, err
@@ -57,9 +63,11 @@ func Decode[V any](b []byte, codec state.Codec[V]) (Value[V], error) {
 	if err != nil {
 		return Value[V]{}, err
 	}
-	v := Value[V]{TxID: r.TxID, HasPrev: r.HasPrev}
-	if v.Curr, err = codec.Unmarshal(r.Curr); err != nil {
-		return Value[V]{}, err
+	v := Value[V]{TxID: r.TxID, HasPrev: r.HasPrev, Removed: r.Removed}
+	if !r.Removed {
+		if v.Curr, err = codec.Unmarshal(r.Curr); err != nil {
+			return Value[V]{}, err
+		}
 	}
 	if r.HasPrev {
 		if v.Prev, err = codec.Unmarshal(r.Prev); err != nil {

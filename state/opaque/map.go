@@ -28,6 +28,12 @@ import (
 // in the order of their first occurrence. A failed MultiPut may leave any
 // subset written; replaying the batch repairs it.
 //
+// MultiRemove (state.Remover) stores a tombstone {T, removed, prev}, with
+// prev chosen as above: T and later batches read the key as absent, a
+// replay of T reads prev again. The tombstones of batch T are deleted from
+// a backing map that can delete (state.Deleter) when a later batch
+// begins.
+//
 // Map is safe for concurrent use, but calls are serialized: the runtime
 // drives one commit at a time.
 type Map[V any] struct {
@@ -36,7 +42,7 @@ type Map[V any] struct {
 	store core.Store[record]
 }
 
-var _ state.MapState[int] = (*Map[int])(nil)
+var _ state.RemovableMapState[int] = (*Map[int])(nil)
 
 // New returns an opaque map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
@@ -44,11 +50,13 @@ func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
 }
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
-// Beginning the same txid again starts a replay.
-func (m *Map[V]) BeginCommit(_ context.Context, txid txn.TxID) error {
+// Beginning the same txid again starts a replay. Beginning a later txid
+// first deletes the tombstones the last commit left, if the backing map
+// can delete (see Map).
+func (m *Map[V]) BeginCommit(ctx context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.store.Begin(txid)
+	return m.store.Begin(ctx, txid)
 }
 
 // Commit ends batch txid; reads outside a commit see curr.
@@ -144,6 +152,33 @@ func (m *Map[V]) update(ctx context.Context, keys []state.Key, updater func(int)
 	return out, nil
 }
 
+// MultiRemove removes the keys within the current commit, as described on
+// Map. Keys that are not stored are left alone.
+func (m *Map[V]) MultiRemove(ctx context.Context, keys []state.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := m.store.TxID()
+	if tx == 0 {
+		return state.ErrNoTxID
+	}
+	c, err := m.store.Load(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i := range keys {
+		s := c.Slot(i)
+		if !s.Found {
+			continue // nothing stored: nothing to remove, nothing to restore
+		}
+		rec, err := s.Rec.Remove(tx)
+		if err != nil {
+			return m.behind(c, i, err)
+		}
+		c.Set(i, rec)
+	}
+	return c.Flush(ctx)
+}
+
 // old returns the encoded value the current batch sees for keys[i].
 func (m *Map[V]) old(c *core.Call[record], i int) (state.Entry[[]byte], error) {
 	s := c.Slot(i)
@@ -151,7 +186,7 @@ func (m *Map[V]) old(c *core.Call[record], i int) (state.Entry[[]byte], error) {
 	case !s.Found:
 		return state.Entry[[]byte]{}, nil
 	case s.Cached:
-		return state.Entry[[]byte]{Val: s.Rec.Curr, Found: true}, nil
+		return state.Entry[[]byte]{Val: s.Rec.Curr, Found: !s.Rec.Removed}, nil
 	}
 	e, err := s.Rec.Get(m.store.TxID())
 	if err != nil {

@@ -20,6 +20,7 @@ type Op uint8
 const (
 	OpGet Op = iota + 1
 	OpPut
+	OpDelete
 )
 
 func (o Op) String() string {
@@ -28,6 +29,8 @@ func (o Op) String() string {
 		return "get"
 	case OpPut:
 		return "put"
+	case OpDelete:
+		return "delete"
 	default:
 		return fmt.Sprintf("op(%d)", uint8(o))
 	}
@@ -37,9 +40,10 @@ func (o Op) String() string {
 type Fault struct {
 	// Err is returned by the call; nil means the call is not faulted.
 	Err error
-	// Written applies to puts: the first Written keys of the call (in call
-	// order, clamped to its length) are written to the wrapped map before
-	// Err is returned, as a store that fails halfway would leave them.
+	// Written applies to puts and deletes: the first Written keys of the
+	// call (in call order, clamped to its length) are written to (deleted
+	// from) the wrapped map before Err is returned, as a store that fails
+	// halfway would leave them.
 	Written int
 }
 
@@ -144,6 +148,27 @@ func (f *FaultMap[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) 
 	n := min(max(flt.Written, 0), len(keys))
 	if n > 0 {
 		if err := f.m.MultiPut(ctx, keys[:n], vals[:n]); err != nil {
+			return errors.Join(flt.Err, err)
+		}
+	}
+	return flt.Err
+}
+
+// MultiDelete deletes the first Fault.Written keys and fails if a fault
+// is due, else deletes all keys. If the wrapped map is not a
+// state.Deleter it returns state.ErrNoDelete, as every wrapper does.
+func (f *FaultMap[V]) MultiDelete(ctx context.Context, keys []state.Key) error {
+	d, ok := f.m.(state.Deleter)
+	if !ok {
+		return fmt.Errorf("%w: %s", state.ErrNoDelete, state.NameOf(f.m))
+	}
+	flt := f.fault(OpDelete, keys)
+	if flt.Err == nil {
+		return d.MultiDelete(ctx, keys)
+	}
+	n := min(max(flt.Written, 0), len(keys))
+	if n > 0 {
+		if err := d.MultiDelete(ctx, keys[:n]); err != nil {
 			return errors.Join(flt.Err, err)
 		}
 	}

@@ -31,9 +31,13 @@ func TestBackingMap(t *testing.T, newMap NewMap) {
 	t.Run("LengthMismatch", func(t *testing.T) { testLengthMismatch(t, newMap(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, newMap(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newMap(t)) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, newMap(t)) })
 	t.Run("OpaqueMapTable", func(t *testing.T) { TestOpaqueMapTable(t, newMap(t)) })
 	t.Run("TransactionalMapTable", func(t *testing.T) { TestTransactionalMapTable(t, newMap(t)) })
 	t.Run("NonTransactionalMapTable", func(t *testing.T) { TestNonTransactionalMapTable(t, newMap(t)) })
+	t.Run("OpaqueRemoveTable", func(t *testing.T) { TestOpaqueRemoveTable(t, newMap(t)) })
+	t.Run("TransactionalRemoveTable", func(t *testing.T) { TestTransactionalRemoveTable(t, newMap(t)) })
+	t.Run("NonTransactionalRemoveTable", func(t *testing.T) { TestNonTransactionalRemoveTable(t, newMap(t)) })
 	t.Run("OpaqueModel", func(t *testing.T) { TestOpaqueModel(t, newMap(t)) })
 	t.Run("TransactionalModel", func(t *testing.T) { TestTransactionalModel(t, newMap(t)) })
 }

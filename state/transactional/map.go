@@ -11,26 +11,29 @@ import (
 )
 
 // record is a stored transactional value with the user value still
-// encoded.
+// encoded; Removed marks a tombstone (the batch TxID removed the key).
 type record struct {
-	TxID txn.TxID
-	Val  []byte
+	TxID    txn.TxID
+	Val     []byte
+	Removed bool
 }
 
 var format = core.Format[record]{
 	Append: func(dst []byte, r record) []byte {
-		return wire.AppendTransactional(dst, wire.Transactional{TxID: uint64(r.TxID), Val: r.Val})
+		return wire.AppendTransactional(dst, wire.Transactional{TxID: uint64(r.TxID), Val: r.Val, Removed: r.Removed})
 	},
 	Parse: func(b []byte) (record, error) {
 		t, err := wire.ParseTransactional(b)
-		return record{TxID: txn.TxID(t.TxID), Val: t.Val}, err
+		return record{TxID: txn.TxID(t.TxID), Val: t.Val, Removed: t.Removed}, err
 	},
+	Removed: func(r record) bool { return r.Removed },
 }
 
-// stored picks the stored user value of keys[i], for core.Get.
+// stored picks the stored user value of keys[i], for core.Get: absent for
+// a tombstone.
 func stored(c *core.Call[record], i int) (state.Entry[[]byte], error) {
 	s := c.Slot(i)
-	return state.Entry[[]byte]{Val: s.Rec.Val, Found: s.Found}, nil
+	return state.Entry[[]byte]{Val: s.Rec.Val, Found: s.Found && !s.Rec.Removed}, nil
 }
 
 // Map is a transactional MapState over a backing map (Storm's
@@ -45,15 +48,23 @@ func stored(c *core.Call[record], i int) (state.Entry[[]byte], error) {
 //     stream);
 //   - otherwise: store {T, updater(stored value)}.
 //
+// A tombstone {T', removed} reads as absent, except that a tombstone of T
+// itself, not written in this commit, is a replay: skipped like a value.
+//
 // Only changed keys are written, in one MultiPut. MultiPut stores {T, v}
-// unconditionally. Map is safe for concurrent use; calls are serialized.
+// unconditionally, and MultiRemove (state.Remover) the tombstone
+// {T, removed}, as Storm's TransactionalMap stores {T, null}: a replay of
+// T, identical by the transactional contract, writes the same tombstone
+// again. The tombstones of batch T are deleted from a backing map that
+// can delete (state.Deleter) when a later batch begins. Map is safe for
+// concurrent use; calls are serialized.
 type Map[V any] struct {
 	mu    sync.Mutex
 	codec state.Codec[V]
 	store core.Store[record]
 }
 
-var _ state.MapState[int] = (*Map[int])(nil)
+var _ state.RemovableMapState[int] = (*Map[int])(nil)
 
 // New returns a transactional map storing its values in m.
 func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
@@ -61,10 +72,12 @@ func New[V any](m state.BackingMap[[]byte], opts state.MapOptions[V]) *Map[V] {
 }
 
 // BeginCommit starts batch txid and empties the per-commit read cache.
-func (m *Map[V]) BeginCommit(_ context.Context, txid txn.TxID) error {
+// Beginning a later txid first deletes the tombstones the last commit
+// left, if the backing map can delete.
+func (m *Map[V]) BeginCommit(ctx context.Context, txid txn.TxID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.store.Begin(txid)
+	return m.store.Begin(ctx, txid)
 }
 
 // Commit ends batch txid.
@@ -113,8 +126,13 @@ func (m *Map[V]) MultiUpdate(ctx context.Context, keys []state.Key, updaters []s
 			if s.Rec.TxID > tx {
 				return nil, &state.BehindError{Map: c.Name(), Key: c.Key(i), Batch: tx, Stored: s.Rec.TxID}
 			}
-			// s.Found turns false if the corrupt handler takes the value.
-			if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
+			if s.Rec.Removed {
+				if s.Rec.TxID == tx && !s.Cached {
+					continue // removed before this replay: out[i] stays zero
+				}
+				s.Found = false
+			} else if old, s.Found, err = core.Decode(ctx, c, i, m.codec, s.Rec.Val); err != nil {
+				// s.Found turns false if the corrupt handler takes the value.
 				return nil, err
 			}
 			if s.Found && s.Rec.TxID == tx && !s.Cached {
@@ -154,6 +172,22 @@ func (m *Map[V]) MultiPut(ctx context.Context, keys []state.Key, vals []V) error
 			return err
 		}
 		c.Set(i, record{TxID: tx, Val: raw})
+	}
+	return c.Flush(ctx)
+}
+
+// MultiRemove stores the tombstone {T, removed} for every key: from then
+// on the keys read as absent.
+func (m *Map[V]) MultiRemove(ctx context.Context, keys []state.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := m.store.TxID()
+	if tx == 0 {
+		return state.ErrNoTxID
+	}
+	c := m.store.Blind(keys)
+	for i := range keys {
+		c.Set(i, record{TxID: tx, Removed: true})
 	}
 	return c.Flush(ctx)
 }

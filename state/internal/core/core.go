@@ -12,6 +12,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/state/internal/wire"
@@ -22,6 +24,9 @@ import (
 type Format[R any] struct {
 	Append func(dst []byte, r R) []byte
 	Parse  func(b []byte) (R, error)
+	// Removed reports whether r is a tombstone (a key removed by the
+	// record's batch). Nil means the flavour has none.
+	Removed func(r R) bool
 }
 
 // Store is the shared machinery of one map. It is not safe for concurrent
@@ -40,15 +45,40 @@ type Store[R any] struct {
 
 	tx      txn.TxID
 	written map[string]R
+	tombs   map[string]state.Key // keys whose cached record is a tombstone
+
+	// The tombstones left by commit doneTx, the last one ended: deleted
+	// from a backing map that can delete at the next Begin of a later
+	// txid, when no replay of doneTx can need them any more.
+	doneTx  txn.TxID
+	pending []state.Key
 }
 
 // Begin starts a commit of txid and empties the per-commit cache.
-func (s *Store[R]) Begin(txid txn.TxID) error {
+//
+// If the last commit ended left tombstones and txid is later, Begin first
+// deletes them from the backing map, if it can delete (state.Deleter):
+// batches are never replayed once a later one has begun, so nothing can
+// read their prev again (Storm's MemoryMapState removes its tombstones at
+// the next beginCommit of another txid). A failed delete fails Begin and
+// keeps them for the next attempt; tombstones left in the store are
+// harmless, they read as absent. A Begin of the same txid (a replay)
+// forgets them: the replay leaves its own.
+func (s *Store[R]) Begin(ctx context.Context, txid txn.TxID) error {
 	if txid == 0 {
 		return state.ErrNoTxID
 	}
+	if len(s.pending) > 0 {
+		if txid > s.doneTx {
+			if _, err := state.Delete(ctx, s.Backing, s.pending); err != nil {
+				return state.WrapBackingError(s.Name, "delete", len(s.pending), err)
+			}
+		}
+		s.pending = nil
+	}
 	s.tx = txid
 	s.written = nil
+	s.tombs = nil
 	return nil
 }
 
@@ -58,10 +88,19 @@ func (s *Store[R]) End(txid txn.TxID) error {
 	if s.tx != txid {
 		return fmt.Errorf("%w: commit of %v, begun %v", state.ErrNotBegun, txid, s.tx)
 	}
+	s.doneTx, s.pending = txid, nil
+	for _, enc := range slices.Sorted(maps.Keys(s.tombs)) {
+		s.pending = append(s.pending, s.tombs[enc])
+	}
 	s.tx = 0
 	s.written = nil
+	s.tombs = nil
 	return nil
 }
+
+// Pending returns the tombstones the last ended commit left, which the
+// next Begin of a later txid deletes.
+func (s *Store[R]) Pending() []state.Key { return s.pending }
 
 // NewStore returns a store over m named name, or after m when name is
 // empty.
@@ -203,8 +242,19 @@ func (c *Call[R]) Flush(ctx context.Context) error {
 			c.s.written = make(map[string]R, len(keys))
 		}
 		for d, ok := range c.set {
-			if ok {
-				c.s.written[c.keys[c.first[d]].Encoded()] = c.slots[d].Rec
+			if !ok {
+				continue
+			}
+			k := c.keys[c.first[d]]
+			c.s.written[k.Encoded()] = c.slots[d].Rec
+			switch {
+			case c.s.Format.Removed != nil && c.s.Format.Removed(c.slots[d].Rec):
+				if c.s.tombs == nil {
+					c.s.tombs = make(map[string]state.Key)
+				}
+				c.s.tombs[k.Encoded()] = k
+			case c.s.tombs != nil:
+				delete(c.s.tombs, k.Encoded())
 			}
 		}
 	}

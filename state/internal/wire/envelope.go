@@ -9,8 +9,10 @@ import (
 // Kind tells which map flavour wrote an envelope.
 type Kind uint8
 
-// Envelope kinds. The header byte of an envelope is Kind<<4 | version, a
-// positive fixint, so it costs one byte.
+// Envelope kinds. The header byte of an envelope is
+// Kind<<4 | removed<<3 | version, a positive fixint, so it costs one byte:
+// three bits of kind, one bit marking a tombstone (FlagRemoved) and three
+// bits of version.
 const (
 	KindOpaque        Kind = 1
 	KindTransactional Kind = 2
@@ -33,7 +35,20 @@ func (k Kind) String() string {
 	}
 }
 
+// FlagRemoved is the header bit of a tombstone: the envelope records that
+// the batch of its txid removed the key (Storm's multiRemove, a write of
+// null). Readers older than tombstones see an unknown version and refuse
+// the value rather than misread it.
+const FlagRemoved = 0x08
+
 func header(k Kind) byte { return byte(k)<<4 | Version }
+
+func headerOf(k Kind, removed bool) byte {
+	if removed {
+		return header(k) | FlagRemoved
+	}
+	return header(k)
+}
 
 // Opaque is the stored form of an opaque value: the txid of the batch that
 // last wrote it, the current value and, when present, the previous one.
@@ -41,24 +56,32 @@ func header(k Kind) byte { return byte(k)<<4 | Version }
 //
 // Layout: [header, txid, curr] or [header, txid, curr, prev]; the array
 // length says whether prev is present, so a nil user value and an absent
-// prev can never be confused.
+// prev can never be confused. A removed curr (Removed, a tombstone) is
+// [header|FlagRemoved, txid] or [header|FlagRemoved, txid, prev].
 type Opaque struct {
 	TxID    uint64
 	Curr    []byte
 	Prev    []byte
 	HasPrev bool
+	// Removed: the batch TxID removed the key; there is no Curr.
+	Removed bool
 }
 
 // AppendOpaque appends the envelope of o.
 func AppendOpaque(b []byte, o Opaque) []byte {
-	if o.HasPrev {
-		b = keyenc.AppendArrayLen(b, 4)
-	} else {
-		b = keyenc.AppendArrayLen(b, 3)
+	n := 3
+	if o.Removed {
+		n--
 	}
-	b = append(b, header(KindOpaque))
+	if o.HasPrev {
+		n++
+	}
+	b = keyenc.AppendArrayLen(b, n)
+	b = append(b, headerOf(KindOpaque, o.Removed))
 	b = keyenc.AppendUint(b, o.TxID)
-	b = append(b, o.Curr...)
+	if !o.Removed {
+		b = append(b, o.Curr...)
+	}
 	if o.HasPrev {
 		b = append(b, o.Prev...)
 	}
@@ -67,15 +90,17 @@ func AppendOpaque(b []byte, o Opaque) []byte {
 
 // ParseOpaque parses an opaque envelope. Curr and Prev alias b.
 func ParseOpaque(b []byte) (Opaque, error) {
-	p, n, err := open(b, KindOpaque, 3, 4)
+	p, n, removed, err := open(b, KindOpaque, 3, 4)
 	if err != nil {
 		return Opaque{}, err
 	}
-	var o Opaque
+	o := Opaque{Removed: removed}
 	if o.TxID, err = p.txid(); err != nil {
 		return Opaque{}, fmt.Errorf("opaque envelope txid: %w", err)
 	}
-	if o.Curr, err = p.raw(); err != nil {
+	if removed {
+		n++ // no curr: count the fields as if it were there
+	} else if o.Curr, err = p.raw(); err != nil {
 		return Opaque{}, fmt.Errorf("opaque envelope curr: %w", err)
 	}
 	if n == 4 {
@@ -88,14 +113,22 @@ func ParseOpaque(b []byte) (Opaque, error) {
 }
 
 // Transactional is the stored form of a transactional value: the txid of
-// the batch that last wrote it and the value. Layout: [header, txid, val].
+// the batch that last wrote it and the value. Layout: [header, txid, val],
+// or [header|FlagRemoved, txid] for a tombstone (Removed).
 type Transactional struct {
 	TxID uint64
 	Val  []byte
+	// Removed: the batch TxID removed the key; there is no Val.
+	Removed bool
 }
 
 // AppendTransactional appends the envelope of t.
 func AppendTransactional(b []byte, t Transactional) []byte {
+	if t.Removed {
+		b = keyenc.AppendArrayLen(b, 2)
+		b = append(b, headerOf(KindTransactional, true))
+		return keyenc.AppendUint(b, t.TxID)
+	}
 	b = keyenc.AppendArrayLen(b, 3)
 	b = append(b, header(KindTransactional))
 	b = keyenc.AppendUint(b, t.TxID)
@@ -104,13 +137,16 @@ func AppendTransactional(b []byte, t Transactional) []byte {
 
 // ParseTransactional parses a transactional envelope. Val aliases b.
 func ParseTransactional(b []byte) (Transactional, error) {
-	p, _, err := open(b, KindTransactional, 3, 3)
+	p, _, removed, err := open(b, KindTransactional, 3, 3)
 	if err != nil {
 		return Transactional{}, err
 	}
-	var t Transactional
+	t := Transactional{Removed: removed}
 	if t.TxID, err = p.txid(); err != nil {
 		return Transactional{}, fmt.Errorf("transactional envelope txid: %w", err)
+	}
+	if removed {
+		return t, p.end()
 	}
 	if t.Val, err = p.raw(); err != nil {
 		return Transactional{}, fmt.Errorf("transactional envelope value: %w", err)
@@ -118,25 +154,40 @@ func ParseTransactional(b []byte) (Transactional, error) {
 	return t, p.end()
 }
 
-// AppendPlain appends the envelope of a plain (non-transactional) value.
-// Layout: [header, val].
-func AppendPlain(b []byte, val []byte) []byte {
+// Plain is the stored form of a plain (non-transactional) value. Layout:
+// [header, val], or [header|FlagRemoved] for a tombstone (Removed), which
+// a non-transactional map writes only over a store that cannot delete.
+type Plain struct {
+	Val []byte
+	// Removed: the key was removed; there is no Val.
+	Removed bool
+}
+
+// AppendPlain appends the envelope of a plain value.
+func AppendPlain(b []byte, v Plain) []byte {
+	if v.Removed {
+		b = keyenc.AppendArrayLen(b, 1)
+		return append(b, headerOf(KindPlain, true))
+	}
 	b = keyenc.AppendArrayLen(b, 2)
 	b = append(b, header(KindPlain))
-	return append(b, val...)
+	return append(b, v.Val...)
 }
 
 // ParsePlain parses a plain envelope. The value aliases b.
-func ParsePlain(b []byte) ([]byte, error) {
-	p, _, err := open(b, KindPlain, 2, 2)
+func ParsePlain(b []byte) (Plain, error) {
+	p, _, removed, err := open(b, KindPlain, 2, 2)
 	if err != nil {
-		return nil, err
+		return Plain{}, err
+	}
+	if removed {
+		return Plain{Removed: true}, p.end()
 	}
 	v, err := p.raw()
 	if err != nil {
-		return nil, fmt.Errorf("plain envelope value: %w", err)
+		return Plain{}, fmt.Errorf("plain envelope value: %w", err)
 	}
-	return v, p.end()
+	return Plain{Val: v}, p.end()
 }
 
 // parser reads an envelope's fields in place, without allocating.
@@ -145,11 +196,27 @@ type parser struct {
 	off int
 }
 
-// open checks the array header, its length and the kind and version byte.
-func open(b []byte, want Kind, minLen, maxLen int) (parser, int, error) {
+// open checks the array header, its length and the kind and version byte,
+// and reports whether the envelope is a tombstone. minLen and maxLen are
+// the lengths of a value; a tombstone has one element less.
+func open(b []byte, want Kind, minLen, maxLen int) (parser, int, bool, error) {
+	p, n, removed, err := openArray(b, want)
+	if err != nil {
+		return p, 0, false, err
+	}
+	if removed {
+		minLen, maxLen = minLen-1, maxLen-1
+	}
+	if n < minLen || n > maxLen {
+		return p, 0, false, fmt.Errorf("%s envelope: array of %d elements", want, n)
+	}
+	return p, n, removed, nil
+}
+
+func openArray(b []byte, want Kind) (parser, int, bool, error) {
 	p := parser{b: b}
 	if len(b) == 0 {
-		return p, 0, fmt.Errorf("empty %s envelope", want)
+		return p, 0, false, fmt.Errorf("empty %s envelope", want)
 	}
 	var n int
 	switch c := b[0]; {
@@ -162,30 +229,27 @@ func open(b []byte, want Kind, minLen, maxLen int) (parser, int, error) {
 		}
 		l, err := length(b, size)
 		if err != nil {
-			return p, 0, fmt.Errorf("%s envelope: %w", want, err)
+			return p, 0, false, fmt.Errorf("%s envelope: %w", want, err)
 		}
 		n, p.off = l, 1+size
 	default:
-		return p, 0, fmt.Errorf("%s envelope: not an array (code %#x)", want, c)
+		return p, 0, false, fmt.Errorf("%s envelope: not an array (code %#x)", want, c)
 	}
 	if n < 1 || p.off >= len(b) {
-		return p, 0, fmt.Errorf("%s envelope: no header", want)
+		return p, 0, false, fmt.Errorf("%s envelope: no header", want)
 	}
 	h := b[p.off]
 	if h > 0x7f {
-		return p, 0, fmt.Errorf("%s envelope: header code %#x", want, h)
+		return p, 0, false, fmt.Errorf("%s envelope: header code %#x", want, h)
 	}
 	p.off++
 	if got := Kind(h >> 4); got != want {
-		return p, 0, fmt.Errorf("stored value is a %s envelope, not %s", got, want)
+		return p, 0, false, fmt.Errorf("stored value is a %s envelope, not %s", got, want)
 	}
-	if v := h & 0x0f; v != Version {
-		return p, 0, fmt.Errorf("unsupported %s envelope version %d", want, v)
+	if v := h & 0x07; v != Version {
+		return p, 0, false, fmt.Errorf("unsupported %s envelope version %d", want, v)
 	}
-	if n < minLen || n > maxLen {
-		return p, 0, fmt.Errorf("%s envelope: array of %d elements", want, n)
-	}
-	return p, n, nil
+	return p, n, h&FlagRemoved != 0, nil
 }
 
 // txid reads a txid: an integer that is not negative.
