@@ -117,7 +117,7 @@ func buildVersion() Version {
 func (s *Server) listTopologies(w http.ResponseWriter, _ *http.Request) {
 	l := TopologyList{Topologies: []TopologySummary{}}
 	for _, e := range s.reg.all() {
-		l.Topologies = append(l.Topologies, e.summary(e.t.Stats(), e.t.Health()))
+		l.Topologies = append(l.Topologies, e.read().summary())
 	}
 	writeJSON(w, http.StatusOK, l)
 }
@@ -134,7 +134,7 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) *entry {
 
 func (s *Server) getTopology(w http.ResponseWriter, r *http.Request) {
 	if e := s.entry(w, r); e != nil {
-		writeJSON(w, http.StatusOK, e.detail())
+		writeJSON(w, http.StatusOK, e.read().detail())
 	}
 }
 
@@ -144,13 +144,14 @@ func (s *Server) getComponent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	comp := r.PathValue("component")
-	cs, ok := e.t.Stats().Components[comp]
+	rd := e.read()
+	cs, ok := rd.stats.Components[comp]
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("topology %q has no component %q", e.t.Name(), comp))
 		return
 	}
 	writeJSON(w, http.StatusOK, ComponentDetail{
-		Topology: e.t.Name(), ComponentView: componentView(comp, cs), Tasks: taskViews(cs.Tasks), Errors: errorViews(e.t.Errors(), comp),
+		Topology: e.t.Name(), ComponentView: rd.componentView(comp, cs), Tasks: taskViews(cs.Tasks, e.figs), Errors: errorViews(e.t.Errors(), comp),
 	})
 }
 

@@ -46,10 +46,14 @@ type StateView struct {
 	Errors    uint64 `json:"errors"`    // failed commits, fenced writes included
 }
 
-func stateViews(ss []trident.StateStats) []StateView {
+// stateViews returns the states' documents; the declared figures fill
+// their counters.
+func stateViews(ss []trident.StateStats, f *figureSet) []StateView {
 	vs := make([]StateView, 0, len(ss))
 	for _, s := range ss {
-		vs = append(vs, StateView{Name: s.Name, Component: s.Component, Reads: s.Reads, Writes: s.Writes, Errors: s.Errors})
+		v := StateView{Name: s.Name, Component: s.Component}
+		fill(&v, f.state, s)
+		vs = append(vs, v)
 	}
 	return vs
 }

@@ -113,6 +113,7 @@ type Registry struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	clock   clock.Clock
+	figs    *figureSet // the declared figures
 }
 
 // entry is one registered topology.
@@ -123,6 +124,7 @@ type entry struct {
 	opts    Options
 	added   time.Time
 	clock   clock.Clock // the registry's
+	figs    *figureSet  // the registry's
 
 	mu   sync.Mutex
 	last *Action  // the last action taken through the API
@@ -138,7 +140,7 @@ type Action struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{entries: make(map[string]*entry), clock: clock.Real()}
+	return &Registry{entries: make(map[string]*entry), clock: clock.Real(), figs: newFigureSet()}
 }
 
 // Add registers t under t.Name(). A topology stays registered after it
@@ -153,7 +155,7 @@ func (g *Registry) Add(t Topology, o Options) error {
 		return errors.New("monitor: Add: the topology has no name")
 	}
 	now := g.clock.Now()
-	e := &entry{t: t, opts: o, added: now, clock: g.clock, win: newWindows()}
+	e := &entry{t: t, opts: o, added: now, clock: g.clock, figs: g.figs, win: newWindows()}
 	e.batches, _ = t.(Batches)
 	e.graph, _ = t.(Grapher)
 	e.sample(now)

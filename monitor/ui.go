@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -93,15 +94,24 @@ func render(w http.ResponseWriter, t *template.Template, name string, data any) 
 type indexData struct {
 	Title      string
 	Ready      bool
-	Topologies []TopologySummary
+	Columns    []string // the headings of the declared figures' columns
+	Topologies []indexRow
+}
+
+// indexRow is one topology of the index page: its summary, and the
+// cells of the declared figures' columns.
+type indexRow struct {
+	TopologySummary
+	Cells []cell
 }
 
 func (u *ui) indexData() indexData {
-	d := indexData{Title: "squall", Ready: true, Topologies: []TopologySummary{}}
+	d := indexData{Title: "squall", Ready: true, Columns: columns(u.reg.figs.topology), Topologies: []indexRow{}}
 	for _, e := range u.reg.all() {
-		s := e.summary(e.t.Stats(), e.t.Health())
+		r := e.read()
+		s := r.summary()
 		d.Ready = d.Ready && s.Ready
-		d.Topologies = append(d.Topologies, s)
+		d.Topologies = append(d.Topologies, indexRow{TopologySummary: s, Cells: cells(e.figs.topology, r)})
 	}
 	return d
 }
@@ -120,6 +130,27 @@ type topologyData struct {
 	T      TopologyDetail
 	Recent []ErrorView   // newest first
 	Graph  template.HTML // the SVG drawing of T.Graph; empty without one
+	// Columns are the headings of the declared component figures'
+	// columns, and Components the components' rows, sorted by name.
+	Columns    []string
+	Components []componentRow
+}
+
+// componentRow is one component of the topology page: its name and the
+// cells of the declared figures' columns.
+type componentRow struct {
+	Name  string
+	Cells []cell
+}
+
+// componentRows returns r's components' rows, sorted by name.
+func (r *reading) componentRows() []componentRow {
+	rows := make([]componentRow, 0, len(r.stats.Components))
+	for name, s := range r.stats.Components {
+		rows = append(rows, componentRow{Name: name, Cells: cells(r.e.figs.component, componentReading{top: r, name: name, stats: s})})
+	}
+	slices.SortFunc(rows, func(a, b componentRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
 }
 
 func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData, bool) {
@@ -129,7 +160,8 @@ func (u *ui) topologyData(w http.ResponseWriter, r *http.Request) (topologyData,
 		http.Error(w, fmt.Sprintf("no topology named %q", name), http.StatusNotFound)
 		return topologyData{}, false
 	}
-	d := topologyData{Title: name + " · squall", T: e.detail()}
+	rd := e.read()
+	d := topologyData{Title: name + " · squall", T: rd.detail(), Columns: columns(e.figs.component), Components: rd.componentRows()}
 	d.Recent = slices.Clone(d.T.Errors)
 	slices.Reverse(d.Recent)
 	d.Recent = d.Recent[:min(len(d.Recent), recentErrors)]

@@ -223,11 +223,14 @@ type TaskView struct {
 	Orphans     uint64 `json:"orphans"`
 }
 
-func taskViews(ts []topology.TaskStats) []TaskView {
+// taskViews returns the tasks' documents: their declared figures, and
+// the counters no metric exports.
+func taskViews(ts []topology.TaskStats, f *figureSet) []TaskView {
 	vs := make([]TaskView, 0, len(ts))
 	for _, t := range ts {
-		vs = append(vs, TaskView{Task: int32(t.Task), Emitted: t.Emitted, Transferred: t.Transferred, Executed: t.Executed, Acked: t.Acked,
-			Failed: t.Failed, TimedOut: t.TimedOut, ErrorCount: t.Errors, Orphans: t.Orphans})
+		v := TaskView{Task: int32(t.Task), TimedOut: t.TimedOut, ErrorCount: t.Errors, Orphans: t.Orphans}
+		fill(&v, f.task, t)
+		vs = append(vs, v)
 	}
 	return vs
 }
@@ -252,53 +255,43 @@ type ActionResult struct {
 	Status   Status `json:"status"` // after the action
 }
 
-func (e *entry) summary(stats topology.Stats, h topology.Health) TopologySummary {
-	st := e.status()
+// summary returns r's topology as listed; the declared figures fill
+// their fields.
+func (r *reading) summary() TopologySummary {
+	e := r.e
 	s := TopologySummary{
-		Name: e.t.Name(), Kind: "topology", Status: st, Ready: st == StatusRunning,
-		RegisteredAt: e.added.UTC(), PendingTrees: e.t.Pending(), Crashes: h.Crashes,
-		LastAction: e.lastAction(),
+		Name: e.t.Name(), Kind: "topology", Status: r.status,
+		RegisteredAt: e.added.UTC(), LastAction: e.lastAction(),
 	}
-	for _, c := range stats.Components {
+	for _, c := range r.stats.Components {
 		s.ErrorCount += c.Errors
 	}
-	if b := e.batches; b != nil {
+	if b := r.batches; b != nil {
 		s.Kind = "trident"
 		s.Batches = batchesView(b)
-		if f, ok := e.t.(InFlighter); ok {
-			s.Batches.InFlight = f.InFlight()
-		}
-		if c, ok := e.t.(StateCounter); ok {
-			s.Batches.FencingRejections = c.FencingRejections()
-		}
 	}
-	if a, ok := e.t.(Activity); ok {
-		active := a.Active()
-		s.Active = &active
-	}
+	fill(&s, e.figs.topology, r)
 	return s
 }
 
+// batchesView returns a Trident topology's batch document before the
+// declared figures fill it: what no metric exports.
 func batchesView(b Batches) *BatchesView {
-	lat := b.BatchLatency()
-	v := &BatchesView{
-		CommittedTxID: uint64(b.Committed()), Committed: lat.Count, Announced: b.Announced(), Replayed: b.Replayed(),
-		FailedAttempts: b.FailedAttempts(), DeadLetters: b.Rejected(), Quarantined: b.Quarantined(),
-		Generation: uint64(b.Generation()), Halted: closed(b.Halted()),
-		Latency: latencyView(lat), CommitLatency: latencyView(b.CommitLatency()),
-	}
+	v := &BatchesView{}
 	if err := b.Err(); err != nil {
 		v.HaltError = err.Error()
 	}
 	return v
 }
 
-func (e *entry) detail() TopologyDetail {
-	stats, h := e.t.Stats(), e.t.Health()
+// detail returns r's topology in full; the declared figures fill their
+// fields.
+func (r *reading) detail() TopologyDetail {
+	e, h := r.e, r.health
 	d := TopologyDetail{
-		TopologySummary: e.summary(stats, h),
-		Worker:          WorkerView{Running: h.Running, Crashes: h.Crashes},
-		Components:      componentViews(stats),
+		TopologySummary: r.summary(),
+		Worker:          WorkerView{Crashes: h.Crashes},
+		Components:      r.componentViews(),
 		Errors:          errorViews(e.t.Errors(), ""),
 	}
 	if c := h.LastCrash; c != nil {
@@ -308,9 +301,6 @@ func (e *entry) detail() TopologyDetail {
 		}
 		d.Worker.LastCrash = cv
 	}
-	if e.opts.Lag != nil {
-		d.Lag = sortedLag(e.opts.Lag.Lag())
-	}
 	if e.opts.Sources != nil {
 		c := e.opts.Sources.SourceCounters()
 		d.Sources = &c
@@ -319,10 +309,11 @@ func (e *entry) detail() TopologyDetail {
 		d.Graph = graphView(e.graph.Graph())
 	}
 	d.Config = configOf(e.t)
-	if c, ok := e.t.(StateCounter); ok {
-		d.States = stateViews(c.States())
+	if _, ok := e.t.(StateCounter); ok {
+		d.States = stateViews(r.states(), e.figs)
 	}
-	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(stats, e.batches)), e.batches != nil)
+	d.Windows = windowViews(e.windowsAt(e.clock.Now(), totalsOf(r.stats, r.batches)), r.batches != nil)
+	fill(&d, e.figs.topology, r)
 	return d
 }
 
@@ -335,29 +326,21 @@ func sortedLag(ls []PartitionLag) []PartitionLag {
 	return ls
 }
 
-func componentViews(stats topology.Stats) []ComponentView {
-	cs := make([]ComponentView, 0, len(stats.Components))
-	for name, c := range stats.Components {
-		cs = append(cs, componentView(name, c))
+// componentViews returns the components' documents, sorted by name.
+func (r *reading) componentViews() []ComponentView {
+	cs := make([]ComponentView, 0, len(r.stats.Components))
+	for name, c := range r.stats.Components {
+		cs = append(cs, r.componentView(name, c))
 	}
 	slices.SortFunc(cs, func(a, b ComponentView) int { return strings.Compare(a.Name, b.Name) })
 	return cs
 }
 
-func componentView(name string, c topology.ComponentStats) ComponentView {
-	v := ComponentView{
-		Name: name, Emitted: c.Emitted, Executed: c.Executed, Acked: c.Acked, Failed: c.Failed,
-		TimedOut: c.TimedOut, ErrorCount: c.Errors, Orphans: c.Orphans,
-		Transferred: c.Transferred, BusySeconds: c.Busy.Seconds(), Executors: c.Executors,
-	}
-	if c.CompleteLatency.Count > 0 {
-		l := latencyView(c.CompleteLatency)
-		v.CompleteLatency = &l
-	}
-	if c.ExecuteLatency.Count > 0 {
-		l := latencyView(c.ExecuteLatency)
-		v.ExecuteLatency = &l
-	}
+// componentView returns one component's document: its declared figures,
+// and the counters no metric exports.
+func (r *reading) componentView(name string, c topology.ComponentStats) ComponentView {
+	v := ComponentView{Name: name, Orphans: c.Orphans}
+	fill(&v, r.e.figs.component, componentReading{top: r, name: name, stats: c})
 	return v
 }
 

@@ -2,13 +2,9 @@ package nimbus
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/squallstream/squall/cluster/leader"
@@ -99,90 +95,4 @@ func slotView(ts []TopologyInfo, slot meta.Slot) SlotView {
 		}
 	}
 	return v
-}
-
-// metricsHandler serves the cluster's figures in Prometheus's format,
-// read from etcd at each scrape.
-func (n *Nimbus) metricsHandler() http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(clusterCollector{n}, n.guard.Collector(), refusedCollector{n})
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-}
-
-type clusterCollector struct{ n *Nimbus }
-
-var (
-	leaderDesc = prometheus.NewDesc("squall_leader", "1 if this nimbus leads the cluster, else 0.", []string{"nimbus"}, nil)
-	nimbusDesc = prometheus.NewDesc("squall_cluster_nimbuses", "Nimbuses campaigning for leadership.", nil, nil)
-	supDesc    = prometheus.NewDesc("squall_cluster_supervisors", "Live supervisors.", nil, nil)
-	slotsDesc  = prometheus.NewDesc("squall_cluster_slots", "Worker slots of the live supervisors, by state.", []string{"state"}, nil)
-	workerDesc = prometheus.NewDesc("squall_cluster_workers", "Live worker processes of a topology, and those assigned.",
-		[]string{"topology", "state"}, nil)
-	crashDesc = prometheus.NewDesc("squall_cluster_worker_crashes", "Crashes of a topology's workers, as their supervisors report them.",
-		[]string{"topology"}, nil)
-	readDesc = prometheus.NewDesc("squall_cluster_read_errors", "1 if this scrape could not read the cluster's state from etcd.", nil, nil)
-)
-
-func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{leaderDesc, nimbusDesc, supDesc, slotsDesc, workerDesc, crashDesc, readDesc} {
-		ch <- d
-	}
-}
-
-func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
-	leading := 0.0
-	if c.n.cand.Current() != nil {
-		leading = 1
-	}
-	ch <- prometheus.MustNewConstMetric(leaderDesc, prometheus.GaugeValue, leading, c.n.cfg.ID)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	info, err := c.n.Cluster(ctx)
-	failed := 0.0
-	if err != nil {
-		failed = 1
-	}
-	ch <- prometheus.MustNewConstMetric(readDesc, prometheus.GaugeValue, failed)
-	if err != nil {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(nimbusDesc, prometheus.GaugeValue, float64(len(info.Nimbuses)))
-	ch <- prometheus.MustNewConstMetric(supDesc, prometheus.GaugeValue, float64(len(info.Supervisors)))
-	var used, free float64
-	for _, s := range info.Supervisors {
-		for _, sl := range s.Slots {
-			if sl.Topology == "" {
-				free++
-			} else {
-				used++
-			}
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, used, "used")
-	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, free, "free")
-	for _, t := range info.Topologies {
-		assigned := 0
-		if t.Assignment != nil {
-			assigned = len(t.Assignment.Workers)
-		}
-		crashes := 0
-		for _, cr := range t.Crashes {
-			crashes += cr.Crashes
-		}
-		ch <- prometheus.MustNewConstMetric(workerDesc, prometheus.GaugeValue, float64(assigned), t.Spec.Topology, "assigned")
-		ch <- prometheus.MustNewConstMetric(workerDesc, prometheus.GaugeValue, float64(len(t.Workers)), t.Spec.Topology, "running")
-		ch <- prometheus.MustNewConstMetric(crashDesc, prometheus.GaugeValue, float64(crashes), t.Spec.Topology)
-	}
-}
-
-var refusedDesc = prometheus.NewDesc("squall_cluster_refused_total",
-	"Assignments this nimbus found unsigned or badly signed, and assigned afresh.", nil, nil)
-
-// refusedCollector exports the assignments the leader refused.
-type refusedCollector struct{ n *Nimbus }
-
-func (refusedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- refusedDesc }
-
-func (c refusedCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(c.n.refused.Load()))
 }
