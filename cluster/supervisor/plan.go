@@ -98,8 +98,8 @@ func planReconcile(v slotsView, desired map[int]work) []action {
 	var acts []action
 	for _, port := range slices.Sorted(maps.Keys(runs)) {
 		r := runs[port]
-		if w, ok := desired[port]; ok && w == r.Work {
-			continue
+		if w, ok := desired[port]; r.Stopping || ok && w == r.Work {
+			continue // stopping already, or still assigned
 		}
 		acts = append(acts, action{Kind: actStopRun, Port: port, Work: r.Work, Quiet: r.Done})
 		r.Stopping = true
