@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sync"
 
@@ -21,13 +22,27 @@ type Letter struct {
 	Fields   Fields      // the fields of Values
 	Values   []any       // the rejected tuple
 	Err      error       // why it was rejected
+
+	// ID identifies the rejected input the same way in every attempt of
+	// the batch, across worker restarts: the topology, the component
+	// that rejected it, the txid and a fingerprint of Values
+	// ("topology/component/txid/fingerprint"). Identical tuples rejected
+	// by one component in one batch share an ID; a sink that writes each
+	// letter once keeps, per ID, as many letters as one attempt put
+	// (MemoryDeadLetters does).
+	ID string
 }
 
 // DeadLetters receives rejected tuples. Put is called from the task that
 // rejected the tuple, in the batch's processing phase; a batch that is
-// replayed may reject the same tuple again, so Put must tolerate
-// duplicates (at-least-once). An error from Put fails the batch if it is
-// retryable and stops the worker otherwise.
+// replayed rejects the same tuple again, with the same Letter.ID, so Put
+// must be idempotent on the ID (MemoryDeadLetters is) or tolerate
+// duplicates (at-least-once). The ID is stable when the replay holds the
+// same tuples in the same batch: always for transactional sources, and
+// for opaque ones unless a replay moves a tuple to another txid (then a
+// second letter with another ID is written: a duplicate, never a loss).
+// An error from Put fails the batch if it is retryable and stops the
+// worker otherwise.
 type DeadLetters interface {
 	Put(ctx context.Context, l Letter) error
 }
@@ -62,10 +77,44 @@ func (r *rejection) Unwrap() error { return r.err }
 var ErrNoDeadLetters = errors.New("trident: a tuple was rejected and Config.DeadLetters is nil")
 
 // MemoryDeadLetters keeps rejected tuples in memory, for tests and demos.
-type MemoryDeadLetters struct{ letters memoryList[Letter] }
+// It keeps each letter once: for each Letter.ID, as many letters as the
+// most any one attempt put (a replay puts them again). Letters without
+// an ID are all kept.
+type MemoryDeadLetters struct {
+	letters memoryList[Letter]
 
-// Put keeps l.
+	mu   sync.Mutex
+	puts map[string]*letterPuts // by Letter.ID
+}
+
+// letterPuts counts the letters of one ID: in the latest attempt that
+// put one, and the most in any attempt.
+type letterPuts struct {
+	attempt txn.Attempt
+	n, kept int
+}
+
+// Put keeps l unless its letter is already kept.
 func (m *MemoryDeadLetters) Put(_ context.Context, l Letter) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l.ID != "" {
+		if m.puts == nil {
+			m.puts = map[string]*letterPuts{}
+		}
+		p := m.puts[l.ID]
+		if p == nil {
+			p = &letterPuts{attempt: l.Attempt}
+			m.puts[l.ID] = p
+		}
+		if p.attempt != l.Attempt {
+			p.attempt, p.n = l.Attempt, 0
+		}
+		if p.n++; p.n <= p.kept {
+			return nil // written by an earlier attempt
+		}
+		p.kept = p.n
+	}
 	m.letters.add(l)
 	return nil
 }
@@ -105,6 +154,7 @@ func (s *stageTask) rejected(err error, a txn.Attempt, fields Fields, values []a
 		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, s.stage.Name, s.task.ID, r.err)
 	}
 	l := Letter{Topology: s.task.Topology, Attempt: a, Fields: fields, Values: detach(slices.Clone(values)), Err: r.err}
+	l.ID = letterID(l.Topology, s.stage.Name, a.TxID, l.Values)
 	s.task.Status.AddRejected()
 	if err := s.cfg.DeadLetters.Put(s.ctx, l); err != nil {
 		return fmt.Errorf("trident: writing a dead letter: %w", err)
@@ -112,4 +162,12 @@ func (s *stageTask) rejected(err error, a txn.Attempt, fields Fields, values []a
 	s.task.Log.Warn("tuple rejected to dead letters", "component", s.stage.Name, "task", s.task.ID, "batch", a.String(),
 		"fields", fields, "values", fmt.Sprint(values), "err", r.err)
 	return nil
+}
+
+// letterID is a Letter's ID: "topology/component/txid/fingerprint", the
+// fingerprint being FNV-1a (64 bits) of the values printed with %#v.
+func letterID(topology, component string, txid txn.TxID, values []any) string {
+	h := fnv.New64a()
+	h.Write(fmt.Appendf(nil, "%#v", values))
+	return fmt.Sprintf("%s/%s/%d/%016x", topology, component, txid, h.Sum64())
 }
