@@ -73,14 +73,31 @@ type Deleter interface {
 // that cannot delete.
 var ErrNoDelete = errors.New("state: backing map cannot delete keys")
 
+// DeleteForwarder is implemented by wrappers that are Deleters only if
+// the map they wrap is: CanDelete forwards the wrapped map's answer, as
+// ConcurrentSafe does.
+type DeleteForwarder interface {
+	CanDelete() bool
+}
+
+// CanDelete reports whether m can delete keys: it is a Deleter and, if it
+// is a DeleteForwarder, says so.
+func CanDelete(m any) bool {
+	if _, ok := m.(Deleter); !ok {
+		return false
+	}
+	f, ok := m.(DeleteForwarder)
+	return !ok || f.CanDelete()
+}
+
 // Delete deletes keys from m if it can delete, and reports whether it
-// could: false (with a nil error) when m is not a Deleter or answered
-// ErrNoDelete.
+// could: false (with a nil error) when CanDelete(m) is false or m
+// answered ErrNoDelete.
 func Delete(ctx context.Context, m any, keys []Key) (bool, error) {
-	d, ok := m.(Deleter)
-	if !ok {
+	if !CanDelete(m) {
 		return false, nil
 	}
+	d := m.(Deleter)
 	err := d.MultiDelete(ctx, keys)
 	if errors.Is(err, ErrNoDelete) {
 		return false, nil

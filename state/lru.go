@@ -161,6 +161,10 @@ func (l *LRU[V]) MultiDelete(ctx context.Context, keys []Key) error {
 	return err
 }
 
+// CanDelete implements DeleteForwarder: whether the wrapped map can
+// delete.
+func (l *LRU[V]) CanDelete() bool { return CanDelete(l.m) }
+
 // Len returns the number of cached entries; it never exceeds the size.
 func (l *LRU[V]) Len() int {
 	l.mu.Lock()

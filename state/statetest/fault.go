@@ -175,6 +175,10 @@ func (f *FaultMap[V]) MultiDelete(ctx context.Context, keys []state.Key) error {
 	return flt.Err
 }
 
+// CanDelete implements state.DeleteForwarder: whether the wrapped map can
+// delete.
+func (f *FaultMap[V]) CanDelete() bool { return state.CanDelete(f.m) }
+
 // Name returns the wrapped map's name.
 func (f *FaultMap[V]) Name() string { return state.NameOf(f.m) }
 

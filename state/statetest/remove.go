@@ -61,6 +61,8 @@ func (o StepOp) String() string {
 //	txid 6:        remove b; commit
 //	replay txid 6: get b → 7 (prev); b +1 → 8 (this attempt does not remove); commit
 //	txid 7:        get b → 8; remove c (never written); get c → absent; commit
+//	txid 8:        remove b; put b 9 (removed, then written again); commit
+//	txid 9:        get b → 9; commit
 //
 // StepStored steps check that the tombstones of a txid are deleted from a
 // backing map that can delete when a later txid begins, and kept before.
@@ -78,7 +80,9 @@ var OpaqueRemoveTable = []Step{
 	{Op: StepBegin, TxID: 6}, {Op: StepGet, Key: "b", Want: 7}, {Op: StepAdd, Key: "b", N: 1, Want: 8}, {Op: StepCommit},
 	{Op: StepBegin, TxID: 7}, {Op: StepStored, Key: "b"}, {Op: StepGet, Key: "b", Want: 8},
 	{Op: StepRemove, Key: "c"}, {Op: StepGet, Key: "c", Absent: true}, {Op: StepCommit},
-	{Op: StepGet, Key: "a", Absent: true}, {Op: StepGet, Key: "b", Want: 8}, {Op: StepGet, Key: "c", Absent: true},
+	{Op: StepBegin, TxID: 8}, {Op: StepRemove, Key: "b"}, {Op: StepPut, Key: "b", N: 9}, {Op: StepCommit},
+	{Op: StepBegin, TxID: 9}, {Op: StepGet, Key: "b", Want: 9}, {Op: StepCommit},
+	{Op: StepGet, Key: "a", Absent: true}, {Op: StepGet, Key: "b", Want: 9}, {Op: StepGet, Key: "c", Absent: true},
 }
 
 // TransactionalRemoveTable is Storm's removal test over a transactional
@@ -126,7 +130,7 @@ func RunRemoveTable(t *testing.T, m state.RemovableMapState[int64], b state.Back
 	t.Helper()
 	ctx := context.Background()
 	var tx txn.TxID
-	_, deletes := b.(state.Deleter)
+	deletes := state.CanDelete(b)
 	for i, s := range steps {
 		key := []state.Key{state.MustKey(s.Key)}
 		var err error
@@ -192,10 +196,10 @@ func TestNonTransactionalRemoveTable(t *testing.T, m state.BackingMap[[]byte]) {
 
 // testDelete checks the Deleter contract, if m can delete.
 func testDelete(t *testing.T, m state.BackingMap[[]byte]) {
-	d, ok := m.(state.Deleter)
-	if !ok {
+	if !state.CanDelete(m) {
 		t.Skip("the map cannot delete")
 	}
+	d := m.(state.Deleter)
 	ctx := context.Background()
 	put(t, m, keysOf("a", "b", "c"), []byte("1"), []byte("2"), []byte("3"))
 	if err := d.MultiDelete(ctx, nil); err != nil {
