@@ -33,7 +33,6 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -153,17 +152,10 @@ type worker struct {
 // assignment, its epoch ends, or its topology halts. It returns the
 // process's exit code and, for a failure, the error.
 func Run(ctx context.Context, cfg Config) (int, error) {
-	if cfg.Client == nil || cfg.Topology.Build == nil {
-		return 1, errors.New("worker: Config.Client and Config.Topology.Build are required")
+	if err := cfg.Validate(); err != nil {
+		return 1, err
 	}
-	cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL)
-	cfg.StatusInterval = cmp.Or(cfg.StatusInterval, DefaultStatusInterval)
-	cfg.ErrorInterval = cmp.Or(cfg.ErrorInterval, DefaultErrorInterval)
-	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, DefaultStopTimeout)
-	cfg.Listen = cmp.Or(cfg.Listen, DefaultListen)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg = cfg.withDefaults()
 	w := &worker{cfg: cfg, keys: meta.New(cfg.Prefix), clk: clock.Or(cfg.Clock),
 		log: cfg.Logger.With("topology", cfg.Topology.Name, "slot", cfg.Slot.String())}
 	return w.run(ctx)
