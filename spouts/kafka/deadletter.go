@@ -71,7 +71,7 @@ func newDeadLetters(ctx context.Context, s *Spout) *deadLetters {
 	return &deadLetters{maxBytes: maxBytes, limit: from, w: &kafkago.Writer{
 		Addr:         kafkago.TCP(s.cfg.Brokers...),
 		Topic:        s.cfg.DeadLetterTopic,
-		Balancer:     &kafkago.Hash{},
+		Balancer:     letterBalancer{},
 		RequiredAcks: kafkago.RequireAll,
 		BatchTimeout: 5 * time.Millisecond,
 		BatchBytes:   int64(max(maxBytes-recordBatchHeader, 1)),
@@ -109,30 +109,56 @@ func letterSize(m kafkago.Message) int {
 }
 
 // deadLetter counts and logs the records the decoder rejected in one read
-// and writes them to the dead-letter topic: the record's key, value and
+// of tp that started at offset from, and writes to the dead-letter topic
+// the letters not already there (ledger.go): the record's key, value and
 // headers, plus the error and its coordinates in squall.* headers. The
 // write is synchronous: a batch succeeds only once its bad records are
-// safe. A replayed batch writes them again (at-least-once).
+// safe. A replayed batch finds its letters written and writes none again.
 //
 // A letter the topic cannot take (larger than its max.message.bytes) or
 // the broker refuses for good (any non-retryable produce error) is
 // replaced by a truncated letter (HeaderTruncated), so a poison pill never
 // stalls the stream. A retryable error (broker down, leader moving) fails
-// the batch as retryable; a truncated letter that is refused too fails it
-// as reported.
-func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, bad []badRecord) error {
+// the batch as retryable, and the spout forgets what it knew of tp's
+// letters (some may have been written); a truncated letter that is
+// refused too fails it as reported.
+func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, tp topicPartition, from int64, bad []badRecord) error {
 	s.stats.decodeFailures.Add(uint64(len(bad)))
-	for _, b := range bad {
-		s.cfg.Logger.Warn("kafka spout: record rejected by the decoder; sent to the dead-letter topic",
-			"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
-			"dead_letter_topic", s.cfg.DeadLetterTopic, "err", b.err)
-	}
 	if s.dlq == nil {
 		// Validate requires a dead-letter topic with a Decoder; RawFields
 		// never fails. A custom decoder reached here only by a bug.
 		return fmt.Errorf("kafka: %d records rejected and no DeadLetterTopic", len(bad))
 	}
-	tp := topicPartition{topic: bad[0].rec.Topic, partition: bad[0].rec.Partition}
+	if err := s.knownLetters(ctx, tp, from); err != nil {
+		return err
+	}
+	todo := bad[:0:0]
+	for _, b := range bad {
+		if s.letters.has(tp, b.rec.Offset) {
+			s.stats.deadLettersSkipped.Add(1)
+			s.cfg.Logger.Info("kafka spout: record rejected by the decoder; its dead letter is already written",
+				"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
+				"dead_letter_topic", s.cfg.DeadLetterTopic, "err", b.err)
+			continue
+		}
+		s.cfg.Logger.Warn("kafka spout: record rejected by the decoder; sent to the dead-letter topic",
+			"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
+			"dead_letter_topic", s.cfg.DeadLetterTopic, "err", b.err)
+		todo = append(todo, b)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := s.writeLetters(ctx, a, tp, from, todo); err != nil {
+		s.letters.forget(tp)
+		return err
+	}
+	return nil
+}
+
+// writeLetters writes the letters of bad, rejected records of tp read
+// from offset from.
+func (s *Spout) writeLetters(ctx context.Context, a txn.Attempt, tp topicPartition, from int64, bad []badRecord) error {
 	letters := make([]kafkago.Message, len(bad))
 	truncated := make([]bool, len(bad))
 	for i, b := range bad {
@@ -149,7 +175,7 @@ func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, bad []badRecord) 
 	}
 	for i, e := range errs {
 		if e == nil {
-			s.lettered(a, bad[i], letters[i], truncated[i])
+			s.lettered(a, from, bad[i], letters[i], truncated[i])
 		}
 	}
 	for _, e := range errs {
@@ -159,7 +185,7 @@ func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, bad []badRecord) 
 	}
 	for i, e := range errs {
 		if e != nil {
-			if err := s.rewriteRefused(ctx, a, tp, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
+			if err := s.rewriteRefused(ctx, a, tp, from, bad[i], letters[i], truncated[i], len(letters) > 1, e); err != nil {
 				return err
 			}
 		}
@@ -172,14 +198,14 @@ func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, bad []badRecord) 
 // several letters may be over the limit where one is not), then, refused
 // again, as a truncated letter. A truncated letter refused too is a
 // reported error.
-func (s *Spout) rewriteRefused(ctx context.Context, a txn.Attempt, tp topicPartition, b badRecord,
+func (s *Spout) rewriteRefused(ctx context.Context, a txn.Attempt, tp topicPartition, from int64, b badRecord,
 	letter kafkago.Message, truncated, withOthers bool, refusal error) error {
 	if truncated {
 		return s.brokerError(tp, "write a truncated dead letter to "+s.cfg.DeadLetterTopic, refusal)
 	}
 	if withOthers {
 		if refusal = s.dlq.writeOne(ctx, letter); refusal == nil {
-			s.lettered(a, b, letter, false)
+			s.lettered(a, from, b, letter, false)
 			return nil
 		}
 		if !refused(refusal) {
@@ -191,7 +217,7 @@ func (s *Spout) rewriteRefused(ctx context.Context, a txn.Attempt, tp topicParti
 		return s.brokerError(tp, fmt.Sprintf("write a truncated dead letter to %s (the full letter: %v)",
 			s.cfg.DeadLetterTopic, refusal), err)
 	}
-	s.lettered(a, b, short, true)
+	s.lettered(a, from, b, short, true)
 	return nil
 }
 
@@ -286,9 +312,10 @@ func head(b []byte, n int) []byte {
 	return b
 }
 
-// lettered counts the letter of b that was written and, if it is a
-// truncated letter, logs it.
-func (s *Spout) lettered(a txn.Attempt, b badRecord, letter kafkago.Message, truncated bool) {
+// lettered records the letter of b, read from offset from, as written,
+// counts it and, if it is a truncated letter, logs it.
+func (s *Spout) lettered(a txn.Attempt, from int64, b badRecord, letter kafkago.Message, truncated bool) {
+	s.letters.add(topicPartition{topic: b.rec.Topic, partition: b.rec.Partition}, from, b.rec.Offset)
 	s.stats.deadLettered.Add(1)
 	if !truncated {
 		return

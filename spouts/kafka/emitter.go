@@ -37,6 +37,9 @@ type emitter struct {
 	// budget what is left of the per-task caps in the current attempt.
 	owned  int
 	budget taskBudget
+
+	// parts are the partitions of the last Refresh.
+	parts []spout.Partition
 }
 
 func (s *Spout) newEmitter(task int) spout.Emitter[Meta] {
@@ -67,6 +70,14 @@ func (e *emitter) Refresh(_ context.Context, owned []spout.Partition) error {
 			delete(e.ends, p)
 		}
 	}
+	for _, p := range e.parts {
+		if tp, err := parsePartition(p); err == nil && !keep[p] {
+			// Another worker may write its letters now: the spout reads
+			// them back if the partition returns.
+			e.s.letters.forget(tp)
+		}
+	}
+	e.parts = append(e.parts[:0], owned...)
 	return nil
 }
 

@@ -101,7 +101,7 @@ func (s *Spout) read(ctx context.Context, a txn.Attempt, tp topicPartition, from
 		s.stats.position(tp, res.next, hwm)
 	}
 	if len(bad) > 0 {
-		if err := s.deadLetter(ctx, a, bad); err != nil {
+		if err := s.deadLetter(ctx, a, tp, from, bad); err != nil {
 			return res, err
 		}
 	}

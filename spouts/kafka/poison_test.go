@@ -111,13 +111,20 @@ type faultyLetters struct {
 	mu    sync.Mutex
 	fault func(m kafkago.Message) error // nil: write it
 	calls int
+	after error // returned after the write, whatever its outcome
 }
 
 func (f *faultyLetters) WriteMessages(ctx context.Context, msgs ...kafkago.Message) error {
 	f.mu.Lock()
-	fault := f.fault
+	fault, after := f.fault, f.after
 	f.calls++
 	f.mu.Unlock()
+	if after != nil {
+		if err := f.LetterWriter.WriteMessages(ctx, msgs...); err != nil {
+			return err
+		}
+		return after
+	}
 	if fault == nil {
 		return f.LetterWriter.WriteMessages(ctx, msgs...)
 	}
@@ -140,6 +147,12 @@ func (f *faultyLetters) WriteMessages(ctx context.Context, msgs ...kafkago.Messa
 		return errs
 	}
 	return nil
+}
+
+func (f *faultyLetters) setAfter(err error) {
+	f.mu.Lock()
+	f.after = err
+	f.mu.Unlock()
 }
 
 func (f *faultyLetters) set(fault func(kafkago.Message) error) {
@@ -203,7 +216,9 @@ func TestDeadLetterWriteFaults(t *testing.T) {
 	}
 
 	// Everything refused (for example, writes to the topic are not
-	// authorized): the batch fails, reported, rather than dropping.
+	// authorized): the batch fails, reported, rather than dropping. (The
+	// letters of offsets 1 and 2 are written: a new malformed record.)
+	b.produce(t, topic, 0, kafkago.Message{Value: []byte("bad-later")})
 	fw.set(func(kafkago.Message) error { return kafkago.TopicAuthorizationFailed })
 	_, _, err = emitValues(e, 3, p)
 	if err == nil || !failure.IsReported(err) || !errors.Is(err, kafkago.TopicAuthorizationFailed) {

@@ -27,6 +27,7 @@ type Spout struct {
 	client     *kafkago.Client
 	lister     *lister
 	dlq        *deadLetters // nil without a DeadLetterTopic
+	letters    letterLedger // the letters known written, per source partition
 	mirror     *mirror      // nil with the mirror off
 	stats      stats
 	backoff    backoff

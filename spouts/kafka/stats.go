@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// Stats are the spout's counters since New. Replays count again.
+// Stats are the spout's counters since New. Replays count again, except
+// in DeadLettered: a record's letter is written once.
 type Stats struct {
 	// Emitted counts the records read and decoded into tuples.
 	Emitted uint64
@@ -20,6 +21,14 @@ type Stats struct {
 	// letters (the full letter was too large for the topic or refused).
 	DeadLettered         uint64
 	DeadLettersTruncated uint64
+	// DeadLettersSkipped counts the rejected records not written again
+	// because their letter is already in the dead-letter topic (a replay,
+	// or a restart after the letter was written): DecodeFailures is
+	// DeadLettered plus DeadLettersSkipped once the writes succeeded.
+	// DeadLetterScans counts the times the spout read the dead-letter
+	// topic back to learn which letters are there.
+	DeadLettersSkipped uint64
+	DeadLetterScans    uint64
 	// OutOfRangeSkips counts the batches that skipped to the earliest
 	// offset (SkipToEarliest), and OffsetsLost the offsets they skipped.
 	OutOfRangeSkips uint64
@@ -46,6 +55,7 @@ type stats struct {
 	decoderPanics, deadLettersTruncated   atomic.Uint64
 	outOfRangeSkips, offsetsLost          atomic.Uint64
 	reconnects                            atomic.Uint64
+	deadLettersSkipped, deadLetterScans   atomic.Uint64
 
 	mu         sync.Mutex
 	partitions map[string]PartitionStats
@@ -75,6 +85,8 @@ func (s *Spout) Stats() Stats {
 		DecoderPanics:        st.decoderPanics.Load(),
 		DeadLettered:         st.deadLettered.Load(),
 		DeadLettersTruncated: st.deadLettersTruncated.Load(),
+		DeadLettersSkipped:   st.deadLettersSkipped.Load(),
+		DeadLetterScans:      st.deadLetterScans.Load(),
 		OutOfRangeSkips:      st.outOfRangeSkips.Load(),
 		OffsetsLost:          st.offsetsLost.Load(),
 		Reconnects:           st.reconnects.Load(),
