@@ -28,6 +28,10 @@
 //     dead-letter topic, and acknowledged, before Emit or Reemit returns;
 //     a letter too large for the topic, or refused for good, is written
 //     truncated instead, so a poison pill never stalls the stream.
+//   - A record is dead-lettered once across attempts, replays and
+//     restarts: the letters of a source partition go to one partition of
+//     the dead-letter topic, which the spout reads back (ledger.go) before
+//     writing letters it does not know to be there.
 //   - A batch of a partition holds at most MaxRecordsPerPartition records
 //     and about MaxBytesPerPartition bytes (keys, values and headers); the
 //     per-task caps bound the batch over all of a task's partitions.
