@@ -26,7 +26,12 @@
 //     meta.ExitReassigned stopped because its topology was placed anew
 //     (it is started again after RestartBackoff): neither is a crash;
 //   - stops a worker whose slot leaves the assignment, or whose artifact
-//     changes: SIGTERM to its process group, SIGKILL after Grace.
+//     changes: SIGTERM to its process group, SIGKILL after Grace; the
+//     slot's next worker starts only once it has exited.
+//
+// What to do is decided by a pure core (plan.go, slotlife.go: actions
+// from the assignments, the slots' runs, a slot's exits and a clock
+// reading); this file executes the actions.
 //
 // Workers outlive their supervisor: a supervisor that stops (unless
 // Config.StopWorkersOnExit) or dies leaves them running, and a supervisor
