@@ -1,10 +1,13 @@
 // Package boltstore is a coordstore.Store in a local bbolt file: the
 // embedded, durable default for a single machine.
 //
-// Every write is one bbolt transaction, fsync'd before the call returns,
-// so it survives a process or machine crash. bbolt locks the file, so only
-// one process opens it at a time; within that process the Store is safe
-// for concurrent use.
+// Every write is fsync'd before the call returns, so it survives a
+// process or machine crash. Writes that arrive while another commit is in
+// progress commit together, in arrival order, in one bbolt transaction
+// (group commit: one pair of fsyncs for all of them, and no write waits
+// for a timer); each write is still atomic and checked on its own. bbolt
+// locks the file, so only one process opens it at a time; within that
+// process the Store is safe for concurrent use.
 //
 // Layout: bucket "owners" maps owner (topology) names to their newest
 // generation; bucket "coordinator" maps owner names to records; bucket

@@ -39,6 +39,9 @@ type Store struct {
 	mu     sync.RWMutex // write-locked by Close; read-locked by every call
 	db     *bolt.DB
 	closed bool
+
+	gmu   sync.Mutex // guards group
+	group group      // the writes committing together
 }
 
 var _ coordstore.Store = (*Store)(nil)
@@ -146,7 +149,7 @@ func (s *Store) run(ctx context.Context, op string, write bool, fn func(*bolt.Tx
 	}
 	var err error
 	if write {
-		err = s.db.Update(fn)
+		err = s.commit(fn)
 	} else {
 		err = s.db.View(fn)
 	}
