@@ -12,7 +12,7 @@ import (
 // This file and slotlife.go are the supervisor's pure core: functions
 // from what the shell read (the assignments, its slots' runs, a slot's
 // exits, a clock reading) to actions. No goroutine, I/O or clock read
-// happens here; supervisor.go executes the actions.
+// happens here; supervisor.go and slotrun.go execute the actions.
 
 // assignmentRecord is one key and value read under assignments/.
 type assignmentRecord struct {
