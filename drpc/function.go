@@ -180,6 +180,17 @@ func (f *Function) Answer(txid uint64, rows [][]any) {
 	}
 }
 
+// Reject ends the request of batch txid, if it has one that is still
+// waiting, with an error matching ErrRejected that wraps cause, and
+// cancels the rest of its work.
+func (f *Function) Reject(txid uint64, cause error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.assigned[txid]; r != nil {
+		r.finish(nil, fmt.Errorf("%w: %s: %w", ErrRejected, f.name, cause))
+	}
+}
+
 // Committed forgets the batches up to txid.
 func (f *Function) Committed(txid uint64) {
 	f.mu.Lock()

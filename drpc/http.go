@@ -25,7 +25,9 @@ type ErrorBody struct {
 //
 //	POST /drpc/{function}?timeout=2s     body: the arguments
 //
-// It answers a Result as JSON (200), or an ErrorBody. The deadline is the
+// It answers a Result as JSON (200), or an ErrorBody: 422 "rejected" when an
+// operation rejected the request's input (ErrRejected), 500 "failed" when its
+// batch failed. The deadline is the
 // timeout parameter (Go duration syntax), or the Config's Timeout, at
 // most its MaxTimeout; it starts once the arguments are read. The
 // request's context counts too: a caller that goes away ends the request
@@ -102,6 +104,8 @@ func status(err error) (int, string) {
 		return http.StatusServiceUnavailable, "stopped"
 	case errors.Is(err, ErrTimeout):
 		return http.StatusGatewayTimeout, "timeout"
+	case errors.Is(err, ErrRejected):
+		return http.StatusUnprocessableEntity, "rejected"
 	case errors.Is(err, ErrFailed):
 		return http.StatusInternalServerError, "failed"
 	}

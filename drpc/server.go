@@ -27,6 +27,9 @@ var (
 	ErrTimeout = errors.New("drpc: the request timed out")
 	// ErrFailed: the request's batch failed.
 	ErrFailed = errors.New("drpc: the request failed")
+	// ErrRejected: an operation rejected the request's input (trident's
+	// Reject); the error names the cause.
+	ErrRejected = errors.New("drpc: the request's input was rejected")
 	// ErrStopped: the topology serving the function stopped.
 	ErrStopped = errors.New("drpc: the topology serving the function stopped")
 )
@@ -182,11 +185,24 @@ func (s *Server) Function(function string) *Function {
 // Context returns the context of the request batch txid of function
 // took, or nil (see Function.Context).
 func (s *Server) Context(function string, txid uint64) context.Context {
-	s.mu.Lock()
-	f := s.functions[function]
-	s.mu.Unlock()
-	if f == nil {
-		return nil
+	if f := s.function(function); f != nil {
+		return f.Context(txid)
 	}
-	return f.Context(txid)
+	return nil
+}
+
+// Reject ends the request batch txid of function took, if it is still
+// waiting, with an error matching ErrRejected that wraps cause: an
+// operation rejected the request's input.
+func (s *Server) Reject(function string, txid uint64, cause error) {
+	if f := s.function(function); f != nil {
+		f.Reject(txid, cause)
+	}
+}
+
+// function returns the named function, or nil if nobody asked for it.
+func (s *Server) function(name string) *Function {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.functions[name]
 }

@@ -2,6 +2,7 @@ package trident
 
 import (
 	"context"
+	"errors"
 
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
@@ -49,6 +50,25 @@ func (s *stageTask) ctxOf(n *node, bt *runtime.Batch) context.Context {
 		return s.ctx
 	}
 	return s.request(s.drpc[n.id], bt)
+}
+
+// rejectedAt sends a tuple of node n's input that n's operation rejected
+// to the dead letters (rejected) and, if n works for a DRPC request of
+// the batch, ends the request with drpc.ErrRejected naming the cause: its
+// caller gets an error, not a result computed without the tuple.
+func (s *stageTask) rejectedAt(n *node, bt *runtime.Batch, err error, values []any) error {
+	if err := s.rejected(err, bt.Attempt, n.parent.sch.fields, values); err != nil {
+		return err
+	}
+	if s.drpc == nil || s.drpc[n.id] == nil {
+		return nil
+	}
+	var r *rejection
+	if errors.As(err, &r) {
+		d := s.drpc[n.id]
+		d.server.Reject(d.function, uint64(bt.Attempt.TxID), r.err)
+	}
+	return nil
 }
 
 // abandoned reports whether node n works for a DRPC request of the batch

@@ -49,7 +49,7 @@ func (s *stageTask) Finish(bt *runtime.Batch) error {
 				if s.abandoned(n, bt) {
 					return nil
 				}
-				return s.rejected(err, bt.Attempt, n.parent.sch.fields, values)
+				return s.rejectedAt(n, bt, err, values)
 			}
 			if err := q.run(s.ctxOf(n, bt), st, s.aggregateOut(n, bt, &emitErr), reject); err != nil {
 				if s.abandoned(n, bt) {

@@ -35,7 +35,7 @@ func (s *stageTask) process(n *node, bt *runtime.Batch, values []any) error {
 		if s.abandoned(n, bt) {
 			return nil
 		}
-		return s.rejected(err, bt.Attempt, n.parent.sch.fields, values)
+		return s.rejectedAt(n, bt, err, values)
 	}
 	return nil
 }
