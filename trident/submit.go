@@ -98,7 +98,17 @@ func (t *Topology) build(ctx context.Context, cfg *Config) (*topology.Topology, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.generate(cfg, owner)
+	topo, r, err := t.generate(cfg, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Committed tells the stored txid from the start, not 0 until the
+	// master has loaded it. A store that fails here is the master's to
+	// retry; it publishes the same txid once it loads it.
+	if rec, _, err := cfg.Store.LoadCoordinator(ctx, t.name); err == nil {
+		r.status.SetCommitted(rec.Committed)
+	}
+	return topo, r, nil
 }
 
 // check reports the declaration errors of t.
