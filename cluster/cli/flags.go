@@ -180,7 +180,7 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, io.Closer, error) {
 		}
 		w, closer = f, f
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: logfile.ReadableDurations}
 	if l.format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts)), closer, nil
 	}

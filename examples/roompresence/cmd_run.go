@@ -119,7 +119,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			return err
 		}
 		defer w.Close()
-		handlers = append(handlers, slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		handlers = append(handlers, slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: logfile.ReadableDurations}))
 		fmt.Fprintf(os.Stderr, "run: logging JSON to %s\n", w.Path())
 	}
 	var log *slog.Logger
