@@ -9,7 +9,12 @@
 # sides, see bench/comparison-notes.md), alternately, Storm then squall, for
 # a number of rounds, each run measuring over a fixed window after an
 # in-process warm-up, and prints a table of medians (min-max) and ratios,
-# the -p2 rows after the others. Its last seven lines are:
+# the -p2 rows after the others. Beside each word count (trident-wordcount
+# and trident-wordcount-p2) it runs, in the same round and with the same
+# windows, its floor: bench/squall's floor-wordcount, the same work as a
+# hand-written Go loop with no framework (one goroutine, or two with -p2);
+# the table's floor column holds it and squall/floor. Its last nine lines
+# are:
 #
 #   core-noack squall/storm = X
 #   core-acked squall/storm = X
@@ -18,6 +23,8 @@
 #   cluster-acked squall/storm = X
 #   core-noack-p2 squall/storm = X
 #   trident-wordcount-p2 squall/storm = X
+#   trident-wordcount squall/floor = X
+#   trident-wordcount-p2 squall/floor = X
 #
 # A full run writes the table, Storm's version, the JVM flags, the machine
 # and the notes of bench/comparison-notes.md into docs/PERFORMANCE.md,
@@ -29,7 +36,7 @@
 #
 #   --quick        5 s windows, 3 s warm-up, 1 round, 200,000 pending trees,
 #                  no warm-up pass and no docs update (a smoke test, about
-#                  6 min with every workload; Storm's cluster takes about a
+#                  7 min with every workload; Storm's cluster takes about a
 #                  minute to start)
 #   --window D     measuring window of every run (Go duration syntax: 30s)
 #   --warmup D     in-process warm-up before the window
@@ -199,6 +206,14 @@ squall_run() { # workload args...
 	shift
 	timeout -k 10 "$run_limit" "$OUT/squall-bench" "${bw[@]}" "$@"
 }
+# floor_run WORKLOAD args...: the floor of a word count: floor-wordcount
+# with the word count's parallelism.
+floor_run() {
+	local p=1
+	[ "${1%-p2}" = "$1" ] || p=2
+	shift
+	timeout -k 10 "$run_limit" "$OUT/squall-bench" floor-wordcount --parallelism "$p" "$@"
+}
 
 # run IMPL WORKLOAD ROUND: one measured run, its RESULT line appended to $RES.
 run() {
@@ -219,7 +234,13 @@ run() {
 	fi
 	line=$(grep '^RESULT ' <<<"$out" | tail -n1) || true
 	[ -n "$line" ] || die "$impl $w printed no RESULT line in round $round (log: $LOG)"
-	if [ "${w%-p2}" != "$w" ]; then # recorded under compare.sh's name
+	if [ "$impl" = floor ]; then # recorded as impl=floor under the word count's name
+		local p=1
+		[ "${w%-p2}" = "$w" ] || p=2
+		[[ " $line " == *" impl=squall workload=floor-wordcount "*" parallelism=$p "* ]] ||
+			die "floor $w: expected workload=floor-wordcount and parallelism=$p in: $line"
+		line=${line/" impl=squall workload=floor-wordcount "/" impl=floor workload=$w "}
+	elif [ "${w%-p2}" != "$w" ]; then # recorded under compare.sh's name
 		[[ " $line " == *" workload=${w%-p2} "*" parallelism=2 "* ]] ||
 			die "$impl $w: expected workload=${w%-p2} and parallelism=2 in: $line"
 		line=${line/" workload=${w%-p2} "/" workload=$w "}
@@ -249,6 +270,8 @@ for round in $(seq 1 "$rounds"); do
 		if [ "$w" = trident-wordcount ]; then
 			run squall trident-wordcount-preagg "$round"
 		fi
+		# The floor: the same work with no framework, after squall's run.
+		case $w in trident-wordcount | trident-wordcount-p2) run floor "$w" "$round" ;; esac
 	done
 done
 
@@ -284,19 +307,24 @@ declare -A MED
 table=$(mktemp)
 trap 'rm -f "$table"' EXIT
 {
-	echo "| workload | figure | Storm median (min–max) | squall median (min–max) | ratio |"
-	echo "|---|---|---|---|---|"
+	echo "| workload | figure | Storm median (min–max) | squall median (min–max) | ratio | floor median (min–max), squall/floor |"
+	echo "|---|---|---|---|---|---|"
 	row() { # workload key label direction(sq/st or st/sq) [squall workload]
-		local w=$1 key=$2 label=$3 dir=$4 sqw=${5:-$1} st sq r
+		local w=$1 key=$2 label=$3 dir=$4 sqw=${5:-$1} st sq r fl=—
 		read -r st_med st_min st_max < <(values storm "$w" "$key" | stats)
 		read -r sq_med sq_min sq_max < <(values squall "$sqw" "$key" | stats)
+		read -r fl_med fl_min fl_max < <(values floor "$w" "$key" | stats)
 		if [ "$dir" = st/sq ]; then r=$(ratio "$st_med" "$sq_med"); else r=$(ratio "$sq_med" "$st_med"); fi
 		MED[$w.$key.storm]=$st_med
 		MED[$sqw.$key.squall]=$sq_med
+		MED[$w.$key.floor]=$fl_med
 		st="$(fmt_num "$st_med") ($(fmt_num "$st_min")–$(fmt_num "$st_max"))"
 		sq="$(fmt_num "$sq_med") ($(fmt_num "$sq_min")–$(fmt_num "$sq_max"))"
+		if [ "$fl_med" != nan ]; then
+			fl="$(fmt_num "$fl_med") ($(fmt_num "$fl_min")–$(fmt_num "$fl_max")); squall/floor = **$(ratio "$sq_med" "$fl_med")**"
+		fi
 		[ "$sqw" = "$w" ] || { r="$r (reference)"; w="$sqw"; }
-		echo "| $w | $label | $st | $sq | $dir = **$r** |"
+		echo "| $w | $label | $st | $sq | $dir = **$r** | $fl |"
 	}
 	for w in "${WL[@]}"; do
 		case $w in
@@ -366,6 +394,9 @@ if [ "$doc" = yes ]; then
 		if [[ ,$workloads, == *,cluster-acked,* ]]; then
 			echo "- cluster-acked: a distributed Storm from the same jars, on this machine: ZooKeeper in the driver JVM, Nimbus and a Supervisor with two slots as JVMs of their own, \`topology.workers\` = 2, each worker JVM started by the Supervisor through a LogWriter JVM with the flags below; Storm's side ran in $storm_netns. squall: two processes, \`topology.RunWorker\` over loopback TCP, the same placement of components."
 		fi
+		if [[ ,$workloads, == *,trident-wordcount,* || ,$workloads, == *,trident-wordcount-p2,* ]]; then
+			echo "- Floor column: \`bench/squall\`'s \`floor-wordcount\`, run after squall in every round with the same windows: the word count's work (the same sentences split with \`strings.SplitSeq\`, each batch of the same size counted in a map and merged into a total map) as a hand-written Go loop, one goroutine (two for \`-p2\`, each its own batches and total, merged at the end), no tuples, no state store, no fault tolerance."
+		fi
 		if [[ ,$workloads, == *-p2,* ]]; then
 			echo "- \`-p2\` rows: the workload of the same name without \`-p2\`, with 2 executors (one task each) for every component but the acker (one, as above) and Trident's coordinators, on both sides; each of the Trident spout's 2 tasks emits a whole batch of sentences per txid, so a txid holds twice the words of the parallelism 1 run. What each side runs: *Parallelism 2* below."
 		fi
@@ -401,3 +432,5 @@ echo "acker-bytes storm/squall = $(ratio "${MED[acker-memory.bytes_per_tree.stor
 echo "cluster-acked squall/storm = $(ratio "${MED[cluster-acked.tuples_per_s.squall]:-}" "${MED[cluster-acked.tuples_per_s.storm]:-}")"
 echo "core-noack-p2 squall/storm = $(ratio "${MED[core-noack-p2.tuples_per_s.squall]:-}" "${MED[core-noack-p2.tuples_per_s.storm]:-}")"
 echo "trident-wordcount-p2 squall/storm = $(ratio "${MED[trident-wordcount-p2.words_per_s.squall]:-}" "${MED[trident-wordcount-p2.words_per_s.storm]:-}")"
+echo "trident-wordcount squall/floor = $(ratio "${MED[trident-wordcount.words_per_s.squall]:-}" "${MED[trident-wordcount.words_per_s.floor]:-}")"
+echo "trident-wordcount-p2 squall/floor = $(ratio "${MED[trident-wordcount-p2.words_per_s.squall]:-}" "${MED[trident-wordcount-p2.words_per_s.floor]:-}")"

@@ -31,9 +31,17 @@
 //     this process, the sink and the acker in a second process running this
 //     binary (argument cluster-worker), the placement Storm's scheduler
 //     picks for the same topology with two workers.
+//   - floor-wordcount: trident-wordcount's work with no framework, the
+//     floor it is measured against: --parallelism goroutines, each
+//     splitting batches of --sentences of the same sentences with
+//     strings.SplitSeq, counting each batch in a map and merging it into
+//     its total map (merged into one and checked at the end); no tuples,
+//     no state, no fault tolerance. words_per_s over the same warm-up and
+//     window; batches counts every goroutine's batches.
 //
 // Parallelism is 1 for every component unless --parallelism sets it (only
-// for core-noack, core-acked and the word counts): then the spout and both
+// for core-noack, core-acked and the word counts, floor-wordcount's
+// goroutines included): then the spout and both
 // bolts of the core workloads, and the Trident source (with the split and
 // the partial counts that run in its tasks) and the grouped aggregation,
 // have that many executors, one task each; the acker stays one.
@@ -76,6 +84,7 @@ var workloads = map[string]func(context.Context, options) (string, error){
 	"trident-wordcount-preagg": runWordCountPreAgg,
 	"acker-memory":             runAckerMemory,
 	"cluster-acked":            runClusterAcked,
+	"floor-wordcount":          runFloorWordCount,
 }
 
 // newFlagSet returns the flags of o, with their defaults.
@@ -97,7 +106,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o := options{}
 	fs := newFlagSet(&o)
 	fs.SetOutput(stderr)
-	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|trident-wordcount-preagg|acker-memory|cluster-acked [flags]"
+	usage := "usage: squall-bench core-noack|core-acked|trident-wordcount|trident-wordcount-preagg|acker-memory|cluster-acked|floor-wordcount [flags]"
 	// The workload may come before or after the flags.
 	var rest []string
 	for len(args) > 0 {

@@ -21,6 +21,7 @@ var wantKeys = map[string][]string{
 	"trident-wordcount-preagg": {"words_per_s", "batches", "words_per_batch", "window_s"},
 	"acker-memory":             {"pending", "bytes_per_tree", "heap_before", "heap_after"},
 	"cluster-acked":            {"tuples_per_s", "p50_us", "p99_us", "failed", "workers", "window_s"},
+	"floor-wordcount":          {"words_per_s", "batches", "words_per_batch", "window_s"},
 }
 
 // TestMain lets the test binary serve as cluster-acked's second worker,
@@ -44,7 +45,7 @@ func TestWorkloadsPrintResult(t *testing.T) {
 	for name, keys := range wantKeys {
 		t.Run(name, func(t *testing.T) {
 			kv := runWorkload(t, name, "1")
-			if name == "trident-wordcount" && kv["words_per_batch"] != "840" {
+			if (name == "trident-wordcount" || name == "floor-wordcount") && kv["words_per_batch"] != "840" {
 				t.Fatalf("words_per_batch = %s, want 840 (100 sentences)", kv["words_per_batch"])
 			}
 			for _, k := range keys {
@@ -59,13 +60,18 @@ func TestWorkloadsPrintResult(t *testing.T) {
 // TestParallelism2 runs the workloads compare.sh runs with parallelism 2
 // (its -p2 rows).
 func TestParallelism2(t *testing.T) {
-	for _, name := range []string{"core-noack", "core-acked", "trident-wordcount"} {
+	for _, name := range []string{"core-noack", "core-acked", "trident-wordcount", "floor-wordcount"} {
 		t.Run(name, func(t *testing.T) {
 			kv := runWorkload(t, name, "2")
 			// Each of the two source tasks emits 100 sentences (840 words)
 			// per txid.
 			if name == "trident-wordcount" && kv["words_per_batch"] != "1680" {
 				t.Fatalf("words_per_batch = %s, want 1680 (2 tasks of 100 sentences)", kv["words_per_batch"])
+			}
+			// Each of the floor's two goroutines counts batches of 100
+			// sentences.
+			if name == "floor-wordcount" && kv["words_per_batch"] != "840" {
+				t.Fatalf("words_per_batch = %s, want 840 (100 sentences a goroutine)", kv["words_per_batch"])
 			}
 			if rate := kv["tuples_per_s"] + kv["words_per_s"]; rate == "0" {
 				t.Fatalf("nothing counted: %v", kv)
