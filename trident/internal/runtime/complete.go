@@ -86,7 +86,7 @@ func (b *stageBolt) success(txid txn.TxID) {
 		maps.DeleteFunc(b.batches, func(t txn.TxID, _ *Batch) bool { return t <= txid }) // a source stage's, held for their commit
 	}
 	if b.executor != nil {
-		if err := b.executor.Success(b.ctx, txid); err != nil {
+		if err := b.executor.Success(b.ctx, txid); err != nil && !b.stopping(err) {
 			b.fatalUnlessRetryable(err)
 			b.out.ReportError(err)
 		}

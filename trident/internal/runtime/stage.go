@@ -151,12 +151,19 @@ func (b *stageBolt) reportFailure(a txn.Attempt, err error) {
 	}
 }
 
+// stopping reports whether err is the end of the worker's context: the
+// worker stops, and the call it ended is neither a crash nor worth
+// showing to operators.
+func (b *stageBolt) stopping(err error) bool {
+	return b.ctx.Err() != nil && errors.Is(err, b.ctx.Err())
+}
+
 // fatalUnlessRetryable crashes the worker on an error that is not
 // retryable. An error while the worker is stopping (its context is done)
 // is not a crash: the batch stays uncommitted and is replayed after a
 // restart.
 func (b *stageBolt) fatalUnlessRetryable(err error) {
-	if b.ctx.Err() != nil && errors.Is(err, b.ctx.Err()) {
+	if b.stopping(err) {
 		return
 	}
 	if errors.Is(err, ErrSuperseded) {
