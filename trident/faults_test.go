@@ -38,6 +38,7 @@ import (
 // failing seed is printed; rerun it with
 // -run 'TestExactlyOnceUnderFaults/<name>'.
 func TestExactlyOnceUnderFaults(t *testing.T) {
+	t.Parallel() // with the other seed suites, after the sequential tests
 	opaqueSource := func(s *spouttest.Source) Source {
 		return OpaqueSource(Fields{"partition", "offset", "word"}, s.Lister, func(int) spout.Emitter[spouttest.Offsets] { return s.Emitter() }).Parallelism(2)
 	}
@@ -67,6 +68,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	for _, fl := range flavours {
 		for seed := uint64(1); seed <= faultSeeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", fl.name, seed), func(t *testing.T) {
+				t.Parallel() // a seed shares nothing with the others
 				synctest.Test(t, func(t *testing.T) {
 					runFaultyWordCount(t, seed, fl.source, fl.wrap, fl.atLeast, fl.limit)
 				})

@@ -8,7 +8,8 @@ import "github.com/squallstream/squall/trident/internal/plan"
 func (t *Topology) graph() []*plan.Node {
 	g := make([]*plan.Node, len(t.nodes))
 	for i, n := range t.nodes {
-		g[i] = &plan.Node{ID: n.id, Kind: plan.Op, Name: n.op.kind(), Fields: n.sch.fields, Hint: n.hint, Label: n.label, Payload: n}
+		g[i] = &plan.Node{ID: n.id, Kind: plan.Op, Name: n.op.kind(), Fields: n.sch.fields, Hint: n.hint, Label: n.label,
+			Load: plan.Load{CPU: n.load.CPU, MemoryMB: n.load.MemoryMB}, Payload: n}
 		for _, p := range n.inputs() {
 			g[i].Parents = append(g[i].Parents, g[p.id])
 		}

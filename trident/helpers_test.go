@@ -2,6 +2,9 @@ package trident
 
 import (
 	"context"
+	"flag"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +18,22 @@ import (
 	"github.com/squallstream/squall/txn"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the package's tests, checking that none leaks a
+// goroutine. Unless -test.parallel is given, twice GOMAXPROCS parallel
+// tests run at a time instead of GOMAXPROCS: the seed suites' parallel
+// subtests with a bbolt coordination store spend most of their time
+// waiting for fsync, and the others can use the CPU meanwhile.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0))); err != nil {
+			panic(err)
+		}
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fixedBatchSpout emits a fixed list of sentences in batches of size n,
 // replaying the same batch for a txid until it is acknowledged, like

@@ -30,6 +30,7 @@ import (
 // wrote. Every word must be counted exactly once, and every superseded
 // process that was not shut down must halt with ErrSuperseded.
 func TestOverlappingProcesses(t *testing.T) {
+	t.Parallel() // with the other seed suites, after the sequential tests
 	for _, v := range []struct {
 		name  string
 		seeds uint64
@@ -50,6 +51,7 @@ func TestOverlappingProcesses(t *testing.T) {
 	} {
 		for seed := uint64(1); seed <= v.seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", v.name, seed), func(t *testing.T) {
+				t.Parallel() // a seed shares nothing with the others
 				store := v.store(t)
 				synctest.Test(t, func(t *testing.T) { runOverlap(t, seed, store, v.late) })
 			})

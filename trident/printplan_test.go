@@ -50,6 +50,7 @@ var planCases = []planCase{
 		Aggregate(words, Fields{"word"}, Combining[int64](count{}), "n")
 		PartitionAggregate(words.BatchGlobal(), Fields{"word"}, Reducing[string](joinWords{}), "line")
 	}},
+	{"resources", func(t *Topology) { stormRASExample(t) }},
 	{"partitionpersist", func(t *Topology) {
 		words := sentenceStream(t, "s").FlatMap(splitWords, "word")
 		PartitionPersist(words.Shuffle().Parallelism(3),

@@ -154,31 +154,50 @@ func shareID(i int) topology.WorkerID { return topology.WorkerID(strconv.Itoa(i)
 // every task.
 func placeShares(topo *topology.Topology, ackers, count int) map[topology.TaskID]int {
 	out := map[topology.TaskID]int{}
-	next := 0
-	place := func(component string, tasks []topology.TaskID) {
+	i := 0
+	for _, e := range executors(topo, ackers) {
 		share := MasterShare
-		if component != runtime.MasterComponent {
-			next++
-			share = next % count
+		if e.component != runtime.MasterComponent {
+			share = dealtShare(i, count)
+			i++
 		}
-		for _, task := range tasks {
+		for _, task := range e.tasks {
 			out[task] = share
 		}
 	}
+	return out
+}
+
+// dealtShare is the share of the i-th executor (from 0) other than the
+// master coordinator's, among count shares.
+func dealtShare(i, count int) int { return (i + 1) % count }
+
+// executor is one executor of the generated topology: a run of its
+// component's tasks.
+type executor struct {
+	component string
+	tasks     []topology.TaskID
+}
+
+// executors lists the executors of the generated topology in the order
+// placeShares deals them: components in the order of their task ids,
+// then the ackers (each acker task an executor of its own).
+func executors(topo *topology.Topology, ackers int) []executor {
+	var out []executor
 	seen := map[string]bool{}
 	for task, component := range topo.TaskComponents(ackers) {
 		if seen[component] {
 			continue
 		}
 		seen[component] = true
-		executors := topo.ExecutorTasks(component)
-		if executors == nil { // an acker task: an executor of its own
-			place(component, []topology.TaskID{topology.TaskID(task)})
+		runs := topo.ExecutorTasks(component)
+		if runs == nil { // an acker task: an executor of its own
+			out = append(out, executor{component, []topology.TaskID{topology.TaskID(task)}})
 			seen[component] = false
 			continue
 		}
-		for _, tasks := range executors {
-			place(component, tasks)
+		for _, tasks := range runs {
+			out = append(out, executor{component, tasks})
 		}
 	}
 	return out

@@ -33,10 +33,11 @@ type node struct {
 	id     int
 	op     op
 	parent *node
-	others []*node // further parents of a merge or join
-	sch    *schema // output fields
-	hint   int     // parallelism hint, 0 if none
-	label  string  // the section's name (Name), "" if none
+	others []*node   // further parents of a merge or join
+	sch    *schema   // output fields
+	hint   int       // parallelism hint, 0 if none
+	label  string    // the section's name (Name), "" if none
+	load   Resources // per task (CPULoad, MemoryLoad), zero if none
 }
 
 // inputs returns the node's parents.

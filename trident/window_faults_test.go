@@ -37,8 +37,10 @@ const windowFaultSeeds = 12
 // window fires once, with the same result. A failing seed is printed;
 // rerun it with -run 'TestWindowsExactlyOnceUnderFaults/seed=<n>'.
 func TestWindowsExactlyOnceUnderFaults(t *testing.T) {
+	t.Parallel() // with the other seed suites, after the sequential tests
 	for seed := uint64(1); seed <= windowFaultSeeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel() // a seed shares nothing with the others
 			var want, got windowResults
 			synctest.Test(t, func(t *testing.T) { want = runWindowFaults(t, seed, false) })
 			synctest.Test(t, func(t *testing.T) { got = runWindowFaults(t, seed, true) })
@@ -250,8 +252,10 @@ func missing(a, b []string) []string {
 // windows (the record stored under its txid, not a recomputation at a
 // later time).
 func TestProcessingTimeWindowsUnderFaults(t *testing.T) {
+	t.Parallel() // with the other seed suites, after the sequential tests
 	for seed := uint64(1); seed <= windowFaultSeeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel() // a seed shares nothing with the others
 			synctest.Test(t, func(t *testing.T) { runProcessingTimeFaults(t, seed) })
 		})
 	}

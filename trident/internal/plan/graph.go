@@ -45,6 +45,7 @@ type Node struct {
 
 	Route  Route       // Partition: how the tuples are spread
 	Keys   [2][]string // Join: the keys of each side
+	Load    Load     // resources the operation needs per task (Storm's setCPULoad/setMemoryLoad); summed per stage
 	Stream string      // Source: the stream's id
 	State  *Node       // Query: the node that writes the state; nil for static state
 	ByKeys bool        // Query: tuples go to the partition of their In values
@@ -58,6 +59,22 @@ func (n *Node) String() string { return "n" + strconv.Itoa(n.ID) }
 // Partitioning is how tuples are spread over the tasks of the stage that
 // receives them.
 type Partitioning uint8
+
+// Load is what an operation, or a stage, needs of a machine per task:
+// CPU in percent of one core (100 is a core, as in Storm) and memory in
+// MB. The zero Load asks for nothing.
+type Load struct {
+	CPU      int
+	MemoryMB int
+}
+
+// Add returns the sum of l and o.
+func (l Load) Add(o Load) Load { return Load{CPU: l.CPU + o.CPU, MemoryMB: l.MemoryMB + o.MemoryMB} }
+
+// IsZero reports whether l asks for nothing.
+func (l Load) IsZero() bool { return l == Load{} }
+
+func (l Load) String() string { return fmt.Sprintf("cpu=%d%%,memory=%dMB", l.CPU, l.MemoryMB) }
 
 const (
 	Shuffle Partitioning = iota + 1

@@ -30,6 +30,10 @@ type Stage struct {
 	Upstream    []*Stage // stages that send it data, each once
 	Downstream  []*Stage // stages it sends data to, each once
 	SourceIndex int      // for a source stage: the index of its source among the graph's sources
+	// Load is what each task of the stage needs: the sum of its nodes'
+	// Loads, as Storm sums the resources of the operations it combines
+	// into one bolt. The stage needs Parallelism times as much.
+	Load Load
 }
 
 // Input is one data stream a stage receives: the output of node From (in
@@ -133,6 +137,7 @@ func New(graph []*Node) *Plan {
 		o := &p.fanouts[n.ID]
 		for _, c := range children[n.ID] {
 			switch s := p.stageOf[c.ID]; {
+		s.Load = s.Load.Add(n.Load)
 			case s == nil: // not planned: a repartition nothing reads
 			case s == p.stageOf[n.ID]:
 				o.Local = append(o.Local, c)

@@ -99,6 +99,16 @@ func build(name string) []*Node {
 // testdata/plans/NAME.txt; go test -run TestPrintedPlans -update rewrites
 // the files.
 func TestPrintedPlans(t *testing.T) {
+	"resources": func(g *graph) { // Storm's Trident RAS example (docs/Trident-RAS-API.md)
+		src := g.source("s", "sentence")
+		src.Load = Load{CPU: 20, MemoryMB: 512 + 256}
+		words := g.add(Node{Kind: Op, Name: "each", In: []string{"sentence"}, Fields: []string{"sentence", "word"}, Load: Load{CPU: 10, MemoryMB: 512}}, src)
+		bang := g.add(Node{Kind: Op, Name: "each", In: []string{"word"}, Fields: []string{"sentence", "word", "word!"}, Hint: 10, Load: Load{CPU: 50, MemoryMB: 1024}}, words)
+		g.partition(bang, ByFields, "word!")
+		pre := g.op("aggregate", bang, "word!", "$partial4")
+		p := g.persist(g.partition(pre, ByFields, "word!"), []string{"$partial4"}, "word!", "count")
+		p.Load = Load{CPU: 100, MemoryMB: 2048}
+	},
 	for name := range graphs {
 		t.Run(name, func(t *testing.T) {
 			got := Print(New(build(name)))
@@ -167,5 +177,79 @@ func TestUnreadRepartitionIsNotPlanned(t *testing.T) {
 	}
 	if f := p.Fanout(nodes[1]); len(f.Local) != 1 || f.Local[0] != nodes[3] || f.Stream != "" {
 		t.Fatalf("fanout of n1 = %+v; want only n3, locally", f)
+	}
+}
+
+// TestLoadsSumPerStage: as Storm sums the resources of the operations it
+// combines into one bolt, a stage's load is the sum of its nodes' loads
+// (Storm's Trident RAS example: Split at 10% and BangAdder at 50% make a
+// bolt of 60%); a stage whose nodes declare none needs nothing.
+func TestLoadsSumPerStage(t *testing.T) {
+	nodes := build("resources")
+	p := New(nodes)
+	want := map[string]Load{
+		"spout-s": {CPU: 20 + 10 + 50, MemoryMB: 768 + 512 + 1024}, // squall runs a source's first operations in its stage
+		"b-1":     {CPU: 100, MemoryMB: 2048},
+	}
+	if len(p.Stages) != len(want) {
+		t.Fatalf("%d stages, want %d:\n%s", len(p.Stages), len(want), Print(p))
+	}
+	for _, s := range p.Stages {
+		if s.Load != want[s.Name] {
+			t.Errorf("stage %s: load %v, want %v", s.Name, s.Load, want[s.Name])
+		}
+	}
+	for _, s := range New(build("wordcount")).Stages {
+		if !s.Load.IsZero() {
+			t.Errorf("wordcount declares no load, but stage %s needs %v", s.Name, s.Load)
+		}
+	}
+}
+
+// TestQueryRoutes: which tasks of the state's stage answer a query tuple.
+// A query right after Broadcast, or one that asks for every partition,
+// reaches every task (Storm's broadcast().stateQuery(...)); a Broadcast
+// read only by such queries runs in its parent's stage, so that no stage
+// copies the tuples first; a query of map state keyed by group goes to
+// the task of its key.
+func TestQueryRoutes(t *testing.T) {
+	nodes := build("broadcastquery")
+	p := New(nodes)
+	counts := p.StageOf(nodes[5])
+	for _, tc := range []struct {
+		name  string
+		query int
+		from  int // the node whose data stream the query reads
+		want  Route
+	}{
+		{"after Broadcast", 8, 7, Route{How: Broadcast}},
+		{"keyed", 10, 6, Route{How: ByFields, Fields: []string{"args"}}},
+		{"asks every partition", 13, 12, Route{How: Broadcast}},
+		{"after a Broadcast with other readers", 16, 15, Route{How: Broadcast}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := nodes[tc.query]
+			if q.Kind != Query || p.StageOf(q) != counts {
+				t.Fatalf("n%d (%v) runs in %v; want the query in the state's stage %v", tc.query, q.Name, p.StageOf(q), counts)
+			}
+			var got []Input
+			for _, in := range counts.Inputs {
+				if in.Entry == q {
+					got = append(got, in)
+				}
+			}
+			if len(got) != 1 || got[0].From != nodes[tc.from] || got[0].Route().String() != tc.want.String() {
+				t.Fatalf("inputs of n%d = %+v; want one from n%d routed %v", tc.query, got, tc.from, tc.want)
+			}
+		})
+	}
+	// The Broadcast read only by a query adds no stage and no copies: it
+	// runs in the query stream's source stage, which keeps one task.
+	src := p.StageOf(nodes[6])
+	if p.StageOf(nodes[7]) != src || src.Parallelism != 1 {
+		t.Fatalf("the Broadcast before n8 runs in %v (parallelism %d); want the source stage %v with one task", p.StageOf(nodes[7]), src.Parallelism, src)
+	}
+	if s := p.StageOf(nodes[15]); s == src || s == nil || s.Entry != nodes[15] {
+		t.Fatalf("the Broadcast read by a function runs in %v; want a stage of its own", s)
 	}
 }

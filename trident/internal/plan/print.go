@@ -9,14 +9,15 @@ import (
 // docs/trident.md, "Reading a plan"). It only reads the plan. Each stage,
 // one per generated bolt (or source), prints as
 //
-//	stage NAME parallelism=N [source] [committer] [late]
+//	stage NAME parallelism=N [source] [committer] [late] [load=cpu=C%,memory=MMB]
 //	  in STREAM from STAGE to nID ROUTE [side=N]
 //	  nID KIND [details] [FIELDS] [-> STREAM]
 //
 // with one "in" line per data stream the stage receives (ROUTE is its
 // grouping) and one line per node, in the order the stage runs them.
 // FIELDS are the node's output fields; "-> STREAM" names the stream that
-// carries the node's output to other stages.
+// carries the node's output to other stages. The load (per task) is
+// printed only when the stage declares one.
 func Print(p *Plan) string {
 	var b strings.Builder
 	for _, s := range p.Stages {
@@ -28,6 +29,9 @@ func Print(p *Plan) string {
 			if flag.on {
 				b.WriteString(" " + flag.name)
 			}
+		}
+		if !s.Load.IsZero() {
+			b.WriteString(" load=" + s.Load.String())
 		}
 		b.WriteByte('\n')
 		for _, in := range s.Inputs {
