@@ -41,6 +41,11 @@ type network struct {
 	// local executors were restarting or stopping) or that did not fit
 	// the topology; their trees time out.
 	dropped atomic.Uint64
+
+	// losses records the peers found restarted, or with lost writes, on
+	// reconnecting; the spout executors fail their older trees
+	// (peerloss.go).
+	losses *peerLosses
 }
 
 // peer is the sending side of one connection to another worker.
@@ -73,7 +78,7 @@ type peer struct {
 func startNetwork(ctx context.Context, r *Running, spec WorkerSpec, logger *slog.Logger) (*network, error) {
 	p, cfg := r.plan, r.plan.cfg
 	a := p.cluster
-	n := &network{r: r, log: cfg.Logger.With("topology", r.name, "worker", a.self)}
+	n := &network{r: r, log: cfg.Logger.With("topology", r.name, "worker", a.self), losses: &peerLosses{}}
 	ctx, n.cancel = context.WithCancel(ctx)
 	types := p.topo.types
 	sc := spec.Server
@@ -96,6 +101,7 @@ func startNetwork(ctx context.Context, r *Running, spec WorkerSpec, logger *slog
 	for i, id := range a.peers {
 		cc := spec.Client
 		cc.Topology, cc.Worker, cc.Peer, cc.Addr, cc.Types = r.name, string(a.self), string(id), a.addrs[i], types
+		cc.Reconnected = n.reconnected(id, spec.Client.Reconnected)
 		if cc.Logger == nil {
 			cc.Logger = logger
 		}

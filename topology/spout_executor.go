@@ -47,6 +47,11 @@ type spoutExecutor struct {
 	nextSweep time.Time
 	resets    map[RootID]time.Time
 
+	// Cluster mode: the worker's peer losses, and the latest one this
+	// executor acted on (failLost). Nil without acking.
+	losses   *peerLosses
+	seenLoss uint64
+
 	wake      <-chan struct{}
 	forwarded sync.WaitGroup
 	quitWake  chan struct{} // closed by cleanup to stop the forwarders
@@ -60,6 +65,9 @@ func newSpoutExecutor(e *executor) *spoutExecutor {
 		if e.w.plan.cluster != nil && !e.w.cfg.DisableTimeouts {
 			s.sweep, s.resets = e.w.cfg.MessageTimeout, make(map[RootID]time.Time)
 		}
+		// A loss recorded before this executor started took none of its
+		// trees.
+		s.losses, s.seenLoss = e.w.losses, e.w.losses.seq()
 	}
 	s.out.selfIn = s.in
 	s.out.stash = &s.stash
@@ -92,6 +100,7 @@ func (s *spoutExecutor) run() {
 	defer idle.Stop()
 	for !s.w.stopped() {
 		s.drainInput()
+		s.failLost()
 		if s.sweep > 0 {
 			s.expire()
 		}

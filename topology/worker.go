@@ -59,6 +59,7 @@ type worker struct {
 
 	incarnation int            // 0 for the first worker of a topology, +1 per restart
 	drained     *notify.Signal // broadcast when a spout executor's pending count drops to 0
+	losses      *peerLosses    // cluster mode: peers lost (peerloss.go); nil otherwise
 
 	crashMu sync.Mutex
 	crash   *Crash
@@ -69,6 +70,9 @@ func newWorker(p *plan, m *metrics, errs *errorLog, active *activation, incarnat
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{plan: p, cfg: p.cfg, log: p.cfg.Logger, metrics: m, errors: errs, active: active,
 		ctx: ctx, cancel: cancel, stopping: ctx.Done(), incarnation: incarnation, drained: drained}
+	if net != nil {
+		w.losses = net.losses
+	}
 	n := len(p.execs)
 	w.boltIn = make([]chan []Tuple, n)
 	w.ackerIn = make([]chan []ackerMsg, n)

@@ -121,8 +121,9 @@ func TestWorkersWordCount(t *testing.T) {
 // TestWorkerRestartReplays kills the worker of the bolts and the acker in
 // the middle of a run, then the worker of the spout, restarting each on
 // its address. Every message is acked exactly once in the end: the trees
-// lost with the bolts' worker time out at the spout (their acker is gone)
-// and are replayed; those lost with the spout's worker are replayed by its
+// lost with the bolts' worker are failed by the spout's worker when it
+// reconnects to the restarted one (their acker is gone) and are
+// replayed; those lost with the spout's worker are replayed by its
 // source. Runs in virtual time over an in-memory network.
 func TestWorkerRestartReplays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -153,8 +154,14 @@ func TestWorkerRestartReplays(t *testing.T) {
 		if _, failed := f.counts(); failed == 0 {
 			t.Fatal("no tree failed; the kill lost nothing in flight")
 		}
-		if st := ws.stats()["feed"]; st.TimedOut == 0 {
-			t.Fatalf("the spout timed out no tree itself: %+v", st)
+		// a finds b restarted when it reconnects and fails the trees
+		// pending then at once (their acker died with b), not after the
+		// message timeout.
+		if pl := ws.running["a"].PeerLosses(); pl.Losses != 1 || pl.TreesFailed == 0 {
+			t.Fatalf("a's peer losses %+v: want b's restart, with trees failed", pl)
+		}
+		if st := ws.stats()["feed"]; st.TimedOut != 0 {
+			t.Fatalf("the spout timed trees out: %+v", st)
 		}
 		_, failed := f.counts()
 		t.Logf("after b's restart: %d failed, spout stats %+v, a -> b %+v", failed, ws.stats()["feed"], ws.running["a"].PeerStats()["b"])

@@ -200,7 +200,7 @@ func TestNilFloodOverTCP(t *testing.T) {
 	srv := listen(t, cfg)
 	body := tupleBody(16<<20-12, []byte{codeNil})
 	conn := rawDial(t, srv)
-	if err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "raw", Peer: serverWorker}); err != nil {
+	if _, err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "raw", Peer: serverWorker}); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -136,8 +136,9 @@ func (c *Client) run(ctx context.Context) {
 		c.progress.Broadcast()
 	}()
 	seq := backoff.Sequence{Backoff: backoff.New(int64(c.cfg.MinBackoff), int64(c.cfg.MaxBackoff), c.cfg.Seed)}
+	var last *connected // the previous connection, nil before the first
 	for {
-		conn, raw, err := c.connect(ctx)
+		conn, raw, inc, err := c.connect(ctx)
 		if ctx.Err() != nil {
 			if raw != nil {
 				raw.Close()
@@ -164,8 +165,14 @@ func (c *Client) run(ctx context.Context) {
 		}
 		seq.Reset()
 		c.stats.connects.Add(1)
+		lost := c.stats.lost.Load()
+		if last != nil {
+			c.reconnected(Reconnect{Peer: c.cfg.Peer, Previous: last.incarnation, Incarnation: inc, Lost: lost - last.lost})
+		} else {
+			c.log.Info("transport: connected", "incarnation", inc)
+		}
+		last = &connected{incarnation: inc, lost: lost}
 		c.setErr(nil)
-		c.log.Info("transport: connected")
 		err = c.pump(ctx, conn, raw)
 		if ctx.Err() != nil {
 			return
@@ -175,15 +182,36 @@ func (c *Client) run(ctx context.Context) {
 	}
 }
 
+// connected is what the client remembers of a connection it made: the
+// server's incarnation and the lost count when it was made.
+type connected struct {
+	incarnation string
+	lost        uint64
+}
+
+// reconnected counts and logs a connection that replaced a lost one, and
+// calls the Reconnected hook.
+func (c *Client) reconnected(r Reconnect) {
+	if r.Restarted() {
+		c.stats.restarts.Add(1)
+		c.log.Warn("transport: reconnected to a restarted peer", "incarnation", r.Incarnation, "previous", r.Previous, "lost", r.Lost)
+	} else {
+		c.log.Info("transport: reconnected", "incarnation", r.Incarnation, "lost", r.Lost)
+	}
+	if c.cfg.Reconnected != nil {
+		c.cfg.Reconnected(r)
+	}
+}
+
 // connect dials and shakes hands (TLS, VerifyPeer, the transport's),
-// within ConnectTimeout. It returns the connection to write to and the
-// underlying one, which closes both.
-func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, err error) {
+// within ConnectTimeout. It returns the connection to write to, the
+// underlying one, which closes both, and the server's incarnation.
+func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, incarnation string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
 	defer cancel()
 	raw, err = c.cfg.Dial(ctx, c.cfg.Addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	stop := context.AfterFunc(ctx, func() { raw.Close() }) // unblocks the handshakes
 	conn = raw
@@ -199,16 +227,16 @@ func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, err error) {
 		conn = tc
 	}
 	if err == nil {
-		err = clientHandshake(conn, &c.cfg)
+		incarnation, err = clientHandshake(conn, &c.cfg)
 	}
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
 	if err != nil {
 		raw.Close()
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return conn, raw, nil
+	return conn, raw, incarnation, nil
 }
 
 // heartbeatFrame is an empty frame: written when the connection was
@@ -283,12 +311,12 @@ func (c *Client) Stats() ClientStats {
 		Queued: queued, Sent: c.stats.sent.Load(), Lost: c.stats.lost.Load(), Dropped: c.stats.dropped.Load(),
 		Frames: c.stats.frames.Load(), Bytes: c.stats.bytes.Load(), QueuedBytes: waiting,
 		Connects: c.stats.connects.Load(), ConnectFailures: c.stats.connectFailures.Load(),
-		Heartbeats: c.stats.heartbeats.Load(),
+		Heartbeats: c.stats.heartbeats.Load(), Restarts: c.stats.restarts.Load(),
 	}
 }
 
 type clientCounters struct {
-	sent, lost, dropped, frames, bytes, connects, connectFailures, heartbeats atomic.Uint64
+	sent, lost, dropped, frames, bytes, connects, connectFailures, heartbeats, restarts atomic.Uint64
 }
 
 // ClientStats are a Client's counters since it started.
@@ -303,4 +331,7 @@ type ClientStats struct {
 	Connects        uint64 // connections established
 	ConnectFailures uint64 // failed connection attempts (dial, TLS or handshake)
 	Heartbeats      uint64 // empty frames written on a silent connection
+	// Restarts counts the connections that reached another incarnation
+	// of the server than the connection before them (Reconnect.Restarted).
+	Restarts uint64
 }

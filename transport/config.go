@@ -92,6 +92,14 @@ type ClientConfig struct {
 	// Worker and Peer, so that clients of one worker do not retry in
 	// lockstep and a run can be replayed.
 	Seed uint64
+
+	// Reconnected, when set, is called after every connection that
+	// replaces a lost one (not after the first), on the client's writer
+	// goroutine before anything is written on the new connection, with
+	// whether the server is the process the lost connection reached and
+	// how many messages were lost meanwhile (see Reconnect). It must not
+	// block: nothing is written while it runs. Nil means no call.
+	Reconnected func(Reconnect)
 }
 
 // ServerConfig configures a Server, the receiving end of a worker.
@@ -107,6 +115,14 @@ type ServerConfig struct {
 	// Listener, when set, is used instead of listening on Addr; the
 	// Server closes it.
 	Listener net.Listener
+
+	// Incarnation identifies this server's life to its clients: it is
+	// announced in every handshake, so a client that reconnects can tell
+	// a peer that restarted (and lost what it held) from the one it lost
+	// the connection to (Reconnect). Give each Server its own; at most
+	// 1024 bytes. Empty means 16 hex digits drawn from crypto/rand when
+	// the server starts (Server.Incarnation).
+	Incarnation string
 
 	// Handler receives the messages.
 	Handler Handler
@@ -239,6 +255,9 @@ func (c ServerConfig) Validate() error {
 	var p problems
 	p.id("Topology", c.Topology)
 	p.id("Worker", c.Worker)
+	if len(c.Incarnation) > maxIDBytes {
+		p.add("Incarnation is %d bytes; it must be at most %d", len(c.Incarnation), maxIDBytes)
+	}
 	if c.Handler == nil {
 		p.add("Handler is nil")
 	}

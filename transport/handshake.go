@@ -13,9 +13,14 @@ import (
 //	client -> server  magic "SQWT", version (1 byte), length (2 bytes),
 //	                  msgpack ["hello", topology, client worker, expected server worker]
 //	server -> client  magic "SQWT", version (1 byte), length (2 bytes),
-//	                  msgpack ["ok" | "refused", server worker, reason]
+//	                  msgpack ["ok", server worker, server incarnation]
+//	                  or ["refused", server worker, reason]
 //
-// The server refuses a client of another version, another topology, or
+// The incarnation (ServerConfig.Incarnation) is new for every Server: a
+// client that reconnects compares it with the one its lost connection
+// reached to tell a restarted peer from a connection that merely broke
+// (Reconnect). A server of an earlier build sends "" there, which a
+// client takes as unknown. The server refuses a client of another version, another topology, or
 // that expects another worker; the client refuses a server that is not
 // the worker it expects. A refused connection is closed by both sides.
 // Frames flow from client to server only; the server sends nothing after
@@ -82,27 +87,28 @@ func readHello(r io.Reader, want int) (ver byte, fields []string, err error) {
 	return ver, fields, nil
 }
 
-// clientHandshake greets the server and reads its answer.
-func clientHandshake(rw io.ReadWriter, cfg *ClientConfig) error {
+// clientHandshake greets the server and reads its answer; it returns the
+// incarnation the server announced.
+func clientHandshake(rw io.ReadWriter, cfg *ClientConfig) (incarnation string, err error) {
 	if err := writeHello(rw, helloWord, cfg.Topology, cfg.Worker, cfg.Peer); err != nil {
-		return err
+		return "", err
 	}
 	ver, f, err := readHello(rw, 3)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if ver != version {
-		return &HandshakeError{Peer: cfg.Peer, Reason: fmt.Sprintf("server speaks version %d, this worker %d", ver, version)}
+		return "", &HandshakeError{Peer: cfg.Peer, Reason: fmt.Sprintf("server speaks version %d, this worker %d", ver, version)}
 	}
 	switch {
 	case f[0] == refusedWord:
-		return &HandshakeError{Peer: f[1], Remote: true, Reason: f[2]}
+		return "", &HandshakeError{Peer: f[1], Remote: true, Reason: f[2]}
 	case f[0] != okWord:
-		return &HandshakeError{Peer: f[1], Reason: fmt.Sprintf("answer %q", f[0])}
+		return "", &HandshakeError{Peer: f[1], Reason: fmt.Sprintf("answer %q", f[0])}
 	case f[1] != cfg.Peer:
-		return &HandshakeError{Peer: f[1], Reason: fmt.Sprintf("expected worker %q at %s, found %q", cfg.Peer, cfg.Addr, f[1])}
+		return "", &HandshakeError{Peer: f[1], Reason: fmt.Sprintf("expected worker %q at %s, found %q", cfg.Peer, cfg.Addr, f[1])}
 	}
-	return nil
+	return f[2], nil
 }
 
 // serverHandshake reads a client's greeting and accepts it, answering ok,
@@ -126,7 +132,7 @@ func serverHandshake(rw io.ReadWriter, cfg *ServerConfig) (peer, reason string, 
 	case f[2] == "":
 		reason = "client has no worker id"
 	default:
-		return f[2], "", writeHello(rw, okWord, cfg.Worker, "")
+		return f[2], "", writeHello(rw, okWord, cfg.Worker, cfg.Incarnation)
 	}
 	return peer, reason, nil
 }

@@ -65,7 +65,7 @@ func TestConnectionCap(t *testing.T) {
 		a.Close()
 		synctest.Wait()
 		d := memDial(t, mem)
-		if err := clientHandshake(d, &ClientConfig{Topology: testTopology, Worker: "d", Peer: serverWorker}); err != nil {
+		if _, err := clientHandshake(d, &ClientConfig{Topology: testTopology, Worker: "d", Peer: serverWorker}); err != nil {
 			t.Fatalf("a connection after one closed: %v", err)
 		}
 		b.Close()
@@ -119,7 +119,7 @@ func TestIdleTimeout(t *testing.T) {
 		mem, logs := newMemNet(), &logRecords{}
 		srv := memServer(t, mem, newRecorder(), logs, nil)
 		conn := memDial(t, mem)
-		if err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "quiet", Peer: serverWorker}); err != nil {
+		if _, err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "quiet", Peer: serverWorker}); err != nil {
 			t.Fatal(err)
 		}
 		frame, err := appendFrame(newEncoder(nil), nil, []Message{tuple(1, 0)})

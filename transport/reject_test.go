@@ -107,7 +107,7 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := srv.Stats().BadFrames
 			conn := rawDial(t, srv)
-			if err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "raw", Peer: serverWorker}); err != nil {
+			if _, err := clientHandshake(conn, &ClientConfig{Topology: testTopology, Worker: "raw", Peer: serverWorker}); err != nil {
 				t.Fatal(err)
 			}
 			conn.Write(frame)

@@ -62,6 +62,9 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Incarnation == "" {
+		cfg.Incarnation = newIncarnation()
+	}
 	ln := cfg.Listener
 	if ln == nil {
 		var err error
@@ -84,6 +87,10 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Incarnation returns the incarnation the server announces to its clients
+// (ServerConfig.Incarnation, or the one drawn at Listen).
+func (s *Server) Incarnation() string { return s.cfg.Incarnation }
 
 // Close stops the server: the listener and every connection are closed,
 // and Close returns once the server's goroutines have stopped (which
