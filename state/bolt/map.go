@@ -26,7 +26,9 @@ type Map struct {
 	name   string
 	ownsDB bool
 	closed atomic.Bool
-	fence  state.Fencer // bbolt locks the file, so only this process writes it
+	// release, if set, gives the map's reference to a shared file back
+	// (OpenShared) instead of closing the file.
+	release func() error
 }
 
 var (
@@ -122,12 +124,25 @@ func (m *Map) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]b
 	return out, nil
 }
 
-// Admit records the fence ctx carries (see state.WithFence): from then on,
-// writes of older generations of its owner are rejected. A BackingFactory
-// over a bolt map calls it when it opens the map for an owner (as
-// trident.MemoryBacking does for memory maps); otherwise the owner's first
-// write admits it.
-func (m *Map) Admit(ctx context.Context) error { return m.fence.Admit(ctx, m.name) }
+// Admit records the fence ctx carries (see state.WithFence) in the file
+// (FenceBucket): from then on, writes of older generations of its owner to
+// this bucket are rejected, by this process or any later one. A
+// BackingFactory over a bolt map calls it when it opens the map for an
+// owner (as trident.BoltBacking does); otherwise the owner's first write
+// admits it. Without a fence in ctx it does nothing.
+func (m *Map) Admit(ctx context.Context) error {
+	if _, ok := state.FenceOf(ctx); !ok {
+		return nil
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("bolt: %s: admit: %w", m.name, state.ErrClosed)
+	}
+	err := m.db.Update(func(tx *bbolt.Tx) error { return admitTx(ctx, tx, m.bucket, m.name) })
+	if err != nil {
+		return m.classify("admit", err)
+	}
+	return nil
+}
 
 // MultiPut writes the keys in one read-write transaction: all or none. A
 // write whose context carries the fence of a superseded owner (see
@@ -152,7 +167,7 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 		}
 		// In the write transaction: no write of an older generation can
 		// commit after one of a newer generation was admitted.
-		if err := m.fence.Admit(ctx, m.name); err != nil {
+		if err := admitTx(ctx, tx, m.bucket, m.name); err != nil {
 			return err
 		}
 		for i, k := range keys {
@@ -195,7 +210,7 @@ func (m *Map) MultiDelete(ctx context.Context, keys []state.Key) error {
 		if b == nil {
 			return bberrors.ErrBucketNotFound
 		}
-		if err := m.fence.Admit(ctx, m.name); err != nil {
+		if err := admitTx(ctx, tx, m.bucket, m.name); err != nil {
 			return err
 		}
 		for i, k := range keys {
@@ -248,10 +263,17 @@ func isMisuse(err error) bool {
 	return false
 }
 
-// Close closes the map, and the file if Open opened it. Later calls fail
+// Close closes the map, and the file if Open opened it (for a map of
+// OpenShared: gives its reference back, closing the file with the last). Later calls fail
 // with state.ErrClosed. Closing twice is harmless.
 func (m *Map) Close() error {
-	if m.closed.Swap(true) || !m.ownsDB {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	if m.release != nil {
+		return m.release()
+	}
+	if !m.ownsDB {
 		return nil
 	}
 	return m.db.Close()
