@@ -18,7 +18,17 @@
 //     Slots kept by another topology are never free: a topology grows only
 //     into unused slots, taking them on the supervisors running the fewest
 //     workers (cluster-wide) first.
-//  4. Executors are spread evenly: every worker of a topology runs
+//  4. Resources: a supervisor may declare a capacity (CPU, memory) and a
+//     topology what each of its workers needs (Topology.Worker). A
+//     worker is placed, or kept, only on a supervisor with that much
+//     free, so no supervisor's capacity is ever exceeded; among the
+//     supervisors it fits on, rule 3 picks. A topology that declares
+//     resources runs in all of its min(Workers, executors) workers or
+//     in none: if they do not all fit it is refused (Result.Refused,
+//     an UnfitError naming what is missing) and the slots it held are
+//     free for the topologies after it. A topology without resources
+//     needs nothing and is placed as before resources existed.
+//  5. Executors are spread evenly: every worker of a topology runs
 //     ⌊E/n⌋ or ⌈E/n⌉ executors. The workers that already run the most
 //     executors get the ⌈E/n⌉ places, and each keeps as many of its
 //     executors as fit, so executors move only when they must.
@@ -64,14 +74,21 @@ type Topology struct {
 	ID        string
 	Executors []Executor
 	// Workers is the desired number of workers; fewer run when fewer slots
-	// are free or there are fewer executors.
+	// are free or there are fewer executors (but see Worker).
 	Workers int
+	// Worker is what each worker needs of its supervisor's capacity; zero
+	// (the default) needs nothing. A topology that needs something runs
+	// in all its workers or is refused.
+	Worker Resources
 }
 
 // Supervisor is a live supervisor and the ports of its slots.
 type Supervisor struct {
 	ID    string
 	Ports []int
+	// Capacity is what its workers may use together. A zero CPU (or
+	// memory) declares no limit on CPU (or memory).
+	Capacity Resources
 }
 
 // Placement maps each executor of one topology to the slot of its worker.
@@ -88,8 +105,45 @@ type Input struct {
 	Current     Assignment
 }
 
-// Schedule computes the next assignment.
-func Schedule(in Input) Assignment {
+// Result is what Decide computes: the next assignment, and the
+// topologies refused because their workers do not fit.
+type Result struct {
+	Assignment Assignment
+	Refused    map[string]*UnfitError
+}
+
+// Schedule computes the next assignment (Decide without the refusals).
+func Schedule(in Input) Assignment { return Decide(in).Assignment }
+
+// Decide computes the next assignment and the refusals. A refused
+// topology gives back the slots it held, which the topologies before it
+// (in ID order) could not see free in the same pass: Decide schedules
+// its own output again until nothing changes (at most once per
+// topology), so that its result is a fixed point and Schedule stays
+// idempotent.
+func Decide(in Input) Result {
+	res := decideOnce(in)
+	for range len(in.Topologies) {
+		if len(res.Refused) == 0 {
+			break
+		}
+		next := in
+		next.Current = res.Assignment
+		again := decideOnce(next)
+		if equalAssignments(again.Assignment, res.Assignment) {
+			break
+		}
+		res = again
+	}
+	return res
+}
+
+func equalAssignments(a, b Assignment) bool {
+	return maps.EqualFunc(a, b, func(x, y Placement) bool { return maps.Equal(x, y) })
+}
+
+func decideOnce(in Input) Result {
+	caps := newCapacities(in.Supervisors)
 	live := map[Slot]bool{}
 	perSupervisor := map[string]int{} // workers placed on each supervisor so far
 	for _, s := range in.Supervisors {
@@ -118,6 +172,13 @@ func Schedule(in Input) Assignment {
 	for _, t := range topos {
 		execs[t.ID] = sortedExecutors(t.Executors)
 		kept[t.ID] = keep(t, execs[t.ID], in.Current[t.ID], holder)
+		for _, s := range byLoad(kept[t.ID]) { // a kept worker must still fit
+			if !caps.fits(s.Supervisor, t.Worker) {
+				delete(kept[t.ID], s)
+				continue
+			}
+			caps.take(s.Supervisor, t.Worker)
+		}
 	}
 	free := map[Slot]bool{}
 	for s := range live {
@@ -131,10 +192,14 @@ func Schedule(in Input) Assignment {
 	}
 
 	// Pass 2: each topology grows into free slots and spreads its executors.
-	out := Assignment{}
+	out := Result{Assignment: Assignment{}, Refused: map[string]*UnfitError{}}
 	for _, t := range topos {
-		if p := place(t, execs[t.ID], kept[t.ID], free, perSupervisor); len(p) > 0 {
-			out[t.ID] = p
+		p, err := place(t, execs[t.ID], kept[t.ID], free, perSupervisor, caps)
+		if err != nil {
+			out.Refused[t.ID] = err
+		}
+		if len(p) > 0 {
+			out.Assignment[t.ID] = p
 		}
 	}
 	return out
@@ -184,17 +249,34 @@ func byLoad(kept map[Slot][]Executor) []Slot {
 }
 
 // place computes one topology's placement from its kept workers, taking
-// free slots as it grows (updating free and perSupervisor).
-func place(t Topology, execs []Executor, kept map[Slot][]Executor, free map[Slot]bool, perSupervisor map[string]int) Placement {
-	n := min(t.Workers, len(execs), len(kept)+len(free))
+// free slots, where its workers fit, as it grows (updating free,
+// perSupervisor and caps). A topology that needs resources and cannot
+// get all its workers gives back every slot and returns an UnfitError.
+func place(t Topology, execs []Executor, kept map[Slot][]Executor, free map[Slot]bool, perSupervisor map[string]int,
+	caps *capacities) (Placement, *UnfitError) {
+	want := min(max(t.Workers, 0), len(execs))
+	n := min(want, len(kept)+len(free))
+	if !t.Worker.IsZero() {
+		n = want // all or none
+	}
 	if n <= 0 {
-		return nil
+		return nil, nil
 	}
 	workers := byLoad(kept) // len(kept) <= n: keep trimmed them
 	for len(workers) < n {
-		s := takeFree(free, perSupervisor)
+		s, ok := takeFree(free, perSupervisor, func(s Slot) bool { return caps.fits(s.Supervisor, t.Worker) })
+		if !ok {
+			err := unfit(t, want, len(workers), free, caps)
+			for _, s := range workers { // give everything back
+				free[s] = true
+				perSupervisor[s.Supervisor]--
+				caps.release(s.Supervisor, t.Worker)
+			}
+			return nil, err
+		}
 		workers = append(workers, s) // new workers run nothing yet: last
 		perSupervisor[s.Supervisor]++
+		caps.take(s.Supervisor, t.Worker)
 	}
 
 	// Capacities: the first E mod n workers (the most loaded) get one more.
@@ -227,22 +309,42 @@ func place(t Topology, execs []Executor, kept map[Slot][]Executor, free map[Slot
 		p[e] = workers[i]
 		capacity[workers[i]]--
 	}
-	return p
+	return p, nil
 }
 
-// takeFree removes and returns the free slot on the supervisor running the
-// fewest workers (ties: supervisor ID), lowest port first.
-func takeFree(free map[Slot]bool, perSupervisor map[string]int) Slot {
+// unfit describes why topology t got only placed of its want workers.
+func unfit(t Topology, want, placed int, free map[Slot]bool, caps *capacities) *UnfitError {
+	err := &UnfitError{Topology: t.ID, Workers: want, Need: t.Worker, Placed: placed, NoSlot: true}
+	for s := range free {
+		f := caps.free(s.Supervisor, t.Worker)
+		if err.NoSlot {
+			err.MostFree, err.NoSlot = f, false
+			continue
+		}
+		err.MostFree = Resources{CPU: max(err.MostFree.CPU, f.CPU), MemoryMB: max(err.MostFree.MemoryMB, f.MemoryMB)}
+	}
+	return err
+}
+
+// takeFree removes and returns the free slot, among those fits accepts,
+// on the supervisor running the fewest workers (ties: supervisor ID),
+// lowest port first; false if fits accepts none.
+func takeFree(free map[Slot]bool, perSupervisor map[string]int, fits func(Slot) bool) (Slot, bool) {
 	var best Slot
 	found := false
 	for s := range free {
+		if !fits(s) {
+			continue
+		}
 		if !found || perSupervisor[s.Supervisor] < perSupervisor[best.Supervisor] ||
 			(perSupervisor[s.Supervisor] == perSupervisor[best.Supervisor] && compareSlots(s, best) < 0) {
 			best, found = s, true
 		}
 	}
-	delete(free, best)
-	return best
+	if found {
+		delete(free, best)
+	}
+	return best, found
 }
 
 // Moved counts the executors of old that run on another slot, or not at

@@ -194,7 +194,7 @@ func TestScheduleMovesOnlyTheWorkOfDeadSupervisors(t *testing.T) {
 }
 
 func TestScheduleSpreadsWorkersOverSupervisors(t *testing.T) {
-	sups := []Supervisor{{"a", []int{1, 2, 3}}, {"b", []int{1, 2, 3}}, {"c", []int{1, 2, 3}}}
+	sups := []Supervisor{{ID: "a", Ports: []int{1, 2, 3}}, {ID: "b", Ports: []int{1, 2, 3}}, {ID: "c", Ports: []int{1, 2, 3}}}
 	var execs []Executor
 	for i := range 12 {
 		execs = append(execs, Executor{"bolt", i, i})
@@ -215,7 +215,7 @@ func TestScheduleSpreadsWorkersOverSupervisors(t *testing.T) {
 }
 
 func TestScheduleRebalance(t *testing.T) {
-	sups := []Supervisor{{"a", []int{1, 2}}, {"b", []int{1, 2}}}
+	sups := []Supervisor{{ID: "a", Ports: []int{1, 2}}, {ID: "b", Ports: []int{1, 2}}}
 	var execs []Executor
 	for i := range 8 {
 		execs = append(execs, Executor{"bolt", i, i})
@@ -240,7 +240,7 @@ func TestScheduleRebalance(t *testing.T) {
 		t.Fatalf("without supervisors: %v", out)
 	}
 	other := Topology{ID: "a-first", Executors: execs[:2], Workers: 4}
-	both := Schedule(Input{Topologies: []Topology{topo, other}, Supervisors: []Supervisor{{"a", []int{1}}}, Current: one})
+	both := Schedule(Input{Topologies: []Topology{topo, other}, Supervisors: []Supervisor{{ID: "a", Ports: []int{1}}}, Current: one})
 	if len(both["a-first"]) != 0 && workers(one["t"]) == 1 && Moved(one, both) != 0 {
 		t.Fatalf("a topology took a held slot: %v", both)
 	}
