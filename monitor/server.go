@@ -249,7 +249,9 @@ func Start(reg *Registry, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("monitor: %w", err)
 	}
-	s.ln, s.http = httpguard.LimitListener(ln, MaxConns), srv
+	limited := httpguard.LimitListener(ln, MaxConns)
+	srv.ConnState = limited.ConnState
+	s.ln, s.http = limited, srv
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)

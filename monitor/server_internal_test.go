@@ -28,7 +28,7 @@ func TestStartSetsBudgets(t *testing.T) {
 		t.Fatalf("server budgets: read header %v, read %v, write %v, idle %v, header bytes %d",
 			h.ReadHeaderTimeout, h.ReadTimeout, h.WriteTimeout, h.IdleTimeout, h.MaxHeaderBytes)
 	}
-	if got := fmt.Sprintf("%T", s.ln); got != "*httpguard.limitListener" {
+	if got := fmt.Sprintf("%T", s.ln); got != "*httpguard.Limited" || h.ConnState == nil {
 		t.Fatalf("listener %s, want httpguard.LimitListener's", got)
 	}
 }

@@ -20,7 +20,9 @@
 // connection's deadlines from inside its handler with Extend or the
 // Guard.Deadlines middleware (http.ResponseController under the hood);
 // every other route keeps the short defaults. LimitListener bounds the
-// connections a listener holds open at once.
+// connections a listener holds open at once; at the limit it closes a
+// keep-alive connection waiting between requests (wire its ConnState into
+// the server), so idle connections cannot lock callers out.
 //
 // # The middleware
 //

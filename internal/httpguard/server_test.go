@@ -2,8 +2,10 @@ package httpguard_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -204,5 +206,52 @@ func TestLimitListener(t *testing.T) {
 		second := <-accepted
 		second.Close()
 		ln.Close()
+	})
+}
+
+// TestLimitListenerClosesIdleKeepAlives: with the limit reached by a
+// keep-alive connection that waits between requests, the next caller is
+// served at once (the idle connection is closed to make room), not after
+// the server's IdleTimeout.
+func TestLimitListenerClosesIdleKeepAlives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := newPipeListener()
+		ln := httpguard.LimitListener(inner, 1)
+		srv, err := httpguard.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			io.WriteString(w, "ok")
+		}), httpguard.ServerConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.ConnState = ln.ConnState
+		go srv.Serve(ln)
+		client := func() *http.Client {
+			return &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+				return inner.dial(), nil
+			}}}
+		}
+		get := func(c *http.Client) {
+			t.Helper()
+			resp, err := c.Get("http://127.0.0.1/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		keepAlive := client()
+		get(keepAlive) // its connection stays open, idle
+		synctest.Wait()
+		start := time.Now()
+		other := client()
+		get(other)
+		other.CloseIdleConnections()
+		if waited := time.Since(start); waited >= httpguard.DefaultIdleTimeout/2 {
+			t.Fatalf("the second caller waited %v behind an idle keep-alive connection", waited)
+		}
+		keepAlive.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
 	})
 }
