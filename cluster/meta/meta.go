@@ -151,6 +151,41 @@ type Spec struct {
 	// ("client:alice"), when the cluster runs with certificates: the
 	// nimbus's policy lets it (and admins) change the topology.
 	Owner string `json:"owner,omitempty"`
+	// Demand is what the topology's executors need of the supervisors
+	// (trident.Topology.Demand), nil if it declares nothing: the
+	// scheduler places its workers only where they fit.
+	Demand *Demand `json:"demand,omitempty"`
+}
+
+// Resources is an amount of a machine: CPU in percent of one core (100
+// is a core) and memory in MB.
+type Resources struct {
+	CPU      int `json:"cpu"`
+	MemoryMB int `json:"memory_mb"`
+}
+
+// Demand is what a topology needs, as trident.Demand: the master
+// coordinator's executor (in share 0) and every other executor in the
+// order they are dealt to the shares, executor i to share (i+1) mod n.
+type Demand struct {
+	Master    Resources   `json:"master"`
+	Executors []Resources `json:"executors"`
+}
+
+// Shares returns what each of n shares (workers) needs, by the rule of
+// trident.Share (cluster/cli's tests check that both agree).
+func (d *Demand) Shares(n int) []Resources {
+	if d == nil || n < 1 {
+		return nil
+	}
+	out := make([]Resources, n)
+	out[0].CPU, out[0].MemoryMB = d.Master.CPU, d.Master.MemoryMB
+	for i, r := range d.Executors {
+		s := &out[(i+1)%n]
+		s.CPU += r.CPU
+		s.MemoryMB += r.MemoryMB
+	}
+	return out
 }
 
 // Assignment is where a topology runs, with what a supervisor needs to run
@@ -167,6 +202,9 @@ type Assignment struct {
 	// keeps it.
 	Epoch   int64    `json:"epoch"`
 	Workers []Worker `json:"workers"` // sorted by slot
+	// Unscheduled says why the topology runs nowhere when the scheduler
+	// refused it (its workers do not fit the supervisors' capacity).
+	Unscheduled string `json:"unscheduled,omitempty"`
 	// Signature is the leader nimbus's signature of everything above
 	// (SigningBytes), when the cluster runs with certificates: supervisors
 	// run nothing a nimbus did not sign.
@@ -207,6 +245,9 @@ type SupervisorInfo struct {
 	PID   int    `json:"pid"`
 	// LogURL serves its workers' logs: LogURL/logs/<port>.
 	LogURL string `json:"log_url,omitempty"`
+	// Capacity is what its workers may use together (--cpu-capacity,
+	// --memory-capacity); a zero CPU or memory declares no limit.
+	Capacity Resources `json:"capacity,omitempty"`
 }
 
 // WorkerInfo is a live worker process.

@@ -54,6 +54,18 @@ func executorsOf(spec meta.Spec) []schedule.Executor {
 	return out
 }
 
+// workerDemand is what each worker of the topology is counted at: its
+// largest share's demand (which share a slot runs follows from the order
+// of the slots the scheduler picks, so every worker is counted at the
+// largest). Zero if the spec declares no demand.
+func workerDemand(spec meta.Spec) schedule.Resources {
+	var w schedule.Resources
+	for _, r := range spec.Demand.Shares(max(spec.Workers, 1)) {
+		w.CPU, w.MemoryMB = max(w.CPU, r.CPU), max(w.MemoryMB, r.MemoryMB)
+	}
+	return w
+}
+
 type scheduler struct {
 	n     *Nimbus
 	log   *slog.Logger
@@ -242,7 +254,8 @@ func (s *scheduler) pass(ctx context.Context, l *leader.Leadership) error {
 		return err
 	}
 	avoid := s.updateAvoid(st)
-	next := schedule.Schedule(buildInput(st, avoid))
+	res := schedule.Decide(buildInput(st, avoid))
+	next := res.Assignment
 
 	var ops []clientv3.Op
 	names := make([]string, 0, len(st.specs))
@@ -257,8 +270,15 @@ func (s *scheduler) pass(ctx context.Context, l *leader.Leadership) error {
 			old = &cur
 		}
 		a := toAssignment(spec, next[name], old, st.revision+1)
+		if err := res.Refused[name]; err != nil {
+			a.Unscheduled = err.Error()
+		}
 		if st.raw[name] == meta.Encode(a) {
 			continue
+		}
+		if a.Unscheduled != "" {
+			s.log.Warn("nimbus: not scheduling a topology: its workers do not fit the supervisors' capacity",
+				"topology", name, "err", a.Unscheduled)
 		}
 		v, err := s.n.encodeSigned(a)
 		if err != nil {
@@ -333,6 +353,9 @@ func buildInput(st *state, avoid map[meta.Slot]bool) schedule.Input {
 	var in schedule.Input
 	for id, ps := range ports {
 		sv := schedule.Supervisor{ID: id}
+		if info, live := st.supervisors[id]; live {
+			sv.Capacity = schedule.Resources{CPU: info.Capacity.CPU, MemoryMB: info.Capacity.MemoryMB}
+		}
 		for _, p := range ps {
 			if !avoid[meta.Slot{Supervisor: id, Port: p}] {
 				sv.Ports = append(sv.Ports, p)
@@ -343,7 +366,8 @@ func buildInput(st *state, avoid map[meta.Slot]bool) schedule.Input {
 	}
 	in.Current = schedule.Assignment{}
 	for name, spec := range st.specs {
-		in.Topologies = append(in.Topologies, schedule.Topology{ID: name, Executors: executorsOf(spec), Workers: max(spec.Workers, 1)})
+		in.Topologies = append(in.Topologies, schedule.Topology{ID: name, Executors: executorsOf(spec), Workers: max(spec.Workers, 1),
+			Worker: workerDemand(spec)})
 		a, ok := st.assignments[name]
 		if !ok || a.Rebalance != spec.Rebalance {
 			continue // new, or rebalanced: computed afresh
