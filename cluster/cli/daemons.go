@@ -105,6 +105,8 @@ type supervisorFlags struct {
 	workerOpenFiles    uint64
 	workerPids         int64
 	workerCgroupParent string
+	// Capacity published to the scheduler (supervisor.Config.Capacity).
+	capacity capacityFlags
 }
 
 func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
@@ -130,6 +132,7 @@ func (s *supervisorFlags) register(fs *flag.FlagSet, dataDir string) {
 	fs.Int64Var(&s.workerPids, "worker-pids", 0, "process and thread limit of each worker, cgroup v2 pids.max (0: none)")
 	fs.StringVar(&s.workerCgroupParent, "worker-cgroup-parent", "", "cgroup v2 directory the workers' cgroups are made in "+
 		"(default: /sys/fs/cgroup when a cgroup limit is set and it is usable, rlimits otherwise)")
+	s.capacity.register(fs)
 }
 
 // isolation is the workers' supervisor.Isolation of the flags.
@@ -171,13 +174,18 @@ func (s *supervisorFlags) config(e *etcdFlags) (supervisor.Config, error) {
 	if err != nil {
 		return supervisor.Config{}, usageError("%v", err)
 	}
+	capacity, err := s.capacity.resources()
+	if err != nil {
+		return supervisor.Config{}, usageError("%v", err)
+	}
 	if bundle == nil && (!e.loopback() || !httpguard.LoopbackHost(s.host)) {
 		return supervisor.Config{}, usageError("etcd at %s, workers on %s: %v", e.endpoints, s.host, errNoCerts)
 	}
 	cfg := supervisor.Config{Prefix: e.prefix, ID: s.id, Ports: ports, DataDir: s.dataDir, TTL: s.ttl, Grace: s.grace,
 		MinUptime: s.minUptime, WorkerEnv: e.env(), WorkerArgs: []string{"--ttl", s.ttl.String(),
 			"--listen", net.JoinHostPort(s.host, "0"), "--http", net.JoinHostPort(s.host, "0")}, Token: token,
-		Bundle: bundle, WorkerHost: s.host, FixedPorts: s.fixedPorts, MonitorPortOffset: s.monitorOffset, Isolation: iso}
+		Bundle: bundle, WorkerHost: s.host, FixedPorts: s.fixedPorts, MonitorPortOffset: s.monitorOffset, Isolation: iso,
+		Capacity: capacity}
 	if s.listen != "" {
 		ln, err := net.Listen("tcp", s.listen)
 		if err != nil {

@@ -128,7 +128,8 @@ func (s *Supervisor) watchDelete(ctx context.Context, key string) <-chan struct{
 
 // info is the supervisor's registration record.
 func (s *Supervisor) info() string {
-	si := meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid()}
+	si := meta.SupervisorInfo{ID: s.cfg.ID, Ports: slices.Sorted(slices.Values(s.cfg.Ports)), PID: os.Getpid(),
+		Capacity: s.cfg.Capacity}
 	if s.cfg.Listener != nil {
 		si.LogURL = s.logURL()
 	}

@@ -86,6 +86,10 @@ type Config struct {
 	ID      string           // unique, stable across restarts (required)
 	Ports   []int            // the slots (required)
 	DataDir string           // artifacts, pid files and logs (required; made absolute)
+	// Capacity is what the workers of this supervisor may use together
+	// (CPU in percent of a core, memory in MB), published in its
+	// registration for the scheduler; a zero CPU or memory is no limit.
+	Capacity meta.Resources
 	// TTL of the registration lease: the supervisor's heartbeat.
 	TTL time.Duration
 	// Grace is the wait between SIGTERM and SIGKILL when a worker stops.
