@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/trident"
 )
 
 func TestCapacityFlags(t *testing.T) {
@@ -47,6 +48,29 @@ func TestParseMemTotal(t *testing.T) {
 	} {
 		if got := parseMemTotalMB(strings.NewReader(in)); got != want {
 			t.Errorf("%q: %d MB, want %d", in, got, want)
+		}
+	}
+}
+
+// TestDemandSharesAgree: the nimbus deals a topology's demand to its
+// shares (meta.Demand.Shares) as the workers place its executors
+// (trident.Demand.Shares).
+func TestDemandSharesAgree(t *testing.T) {
+	td := trident.Demand{Master: trident.Resources{CPU: 7, MemoryMB: 70}}
+	md := meta.Demand{Master: meta.Resources{CPU: 7, MemoryMB: 70}}
+	for i := range 11 {
+		td.Executors = append(td.Executors, trident.Resources{CPU: 10 * i, MemoryMB: 100*i + 1})
+		md.Executors = append(md.Executors, meta.Resources{CPU: 10 * i, MemoryMB: 100*i + 1})
+	}
+	for n := 1; n <= 6; n++ {
+		ts, ms := td.Shares(n), md.Shares(n)
+		if len(ts) != len(ms) {
+			t.Fatalf("%d shares: trident %v, meta %v", n, ts, ms)
+		}
+		for i := range ts {
+			if ts[i].CPU != ms[i].CPU || ts[i].MemoryMB != ms[i].MemoryMB {
+				t.Fatalf("%d shares: trident %v, meta %v", n, ts, ms)
+			}
 		}
 	}
 }
