@@ -66,6 +66,10 @@ type figure[S any] struct {
 	// table (the index page's topologies, the topology page's
 	// components), in declaration order; "" for none.
 	column string
+	// cell, when set, reads the figure's UI cell instead of value: for a
+	// column that shows every series of the figure (all origins of the
+	// dead letters) where the REST field holds one of them.
+	cell func(S) (any, bool)
 }
 
 // figureSet is every declared figure, by scope, with their descriptors.
@@ -278,7 +282,11 @@ func cells[S any](ds []declared[S], s S) []cell {
 		if d.column == "" {
 			continue
 		}
-		v, ok := d.value(s)
+		read := d.value
+		if d.cell != nil {
+			read = d.cell
+		}
+		v, ok := read(s)
 		if !ok {
 			cs = append(cs, cell{})
 			continue

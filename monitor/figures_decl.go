@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"fmt"
+
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/transport"
 	"github.com/squallstream/squall/trident"
@@ -27,6 +29,7 @@ func topologyFigures() []figure[*reading] {
 		{name: "squall_dead_letters_total", help: "Dead letters, replays included: origin \"operations\" for tuples Trident operations rejected to Config.DeadLetters, \"source\" for records the sources rejected to their own (the Kafka spout's dead-letter topic).",
 			kind: kindCounter, labels: []string{"origin"}, field: "batches.dead_letters", column: "dead letters",
 			value: batches(func(b Batches) any { return b.Rejected() }),
+			cell:  deadLettersCell,
 			series: func(r *reading, emit func(any, ...string)) {
 				if r.batches != nil {
 					emit(r.batches.Rejected(), "operations")
@@ -249,3 +252,19 @@ func commitLatency(r *reading) (any, bool) {
 
 func completeLatency(c componentReading) (any, bool) { return latencyIf(c.stats.CompleteLatency) }
 func executeLatency(c componentReading) (any, bool)  { return latencyIf(c.stats.ExecuteLatency) }
+
+// deadLettersCell is the UI cell of the dead letters: the operations'
+// rejects and the sources' dead letters (the REST field batches.dead_letters
+// holds the former, sources.dead_lettered the latter), as their sum and,
+// when the topology has sources' counters, the sources' share.
+func deadLettersCell(r *reading) (any, bool) {
+	var ops uint64
+	if r.batches != nil {
+		ops = r.batches.Rejected()
+	}
+	if r.e.opts.Sources == nil {
+		return ops, r.batches != nil
+	}
+	src := r.e.opts.Sources.SourceCounters().DeadLettered
+	return fmt.Sprintf("%d (%d from sources)", ops+src, src), true
+}
