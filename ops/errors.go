@@ -16,6 +16,9 @@ var (
 	// ErrNoField: a tuple lacks a field the operation reads. Matched by
 	// *FieldError.
 	ErrNoField = errors.New("ops: no such field")
+	// ErrNotTupleCollection: TupleCollectionGet queried state that cannot
+	// list its content (it is not a TupleCollection).
+	ErrNotTupleCollection = errors.New("ops: TupleCollectionGet: the state is not a tuple collection")
 )
 
 // ValueError is a tuple value an operation cannot use. Operations return

@@ -136,9 +136,10 @@ func (snapshotGet[S, V]) Execute(_ context.Context, _ trident.Tuple, e state.Ent
 	return nil
 }
 
-// TupleCollection is state that can list its content as tuples, such as
-// an in-memory map listing (key values…, value) rows (Storm's
-// ITupleCollection).
+// TupleCollection is state that can list its content as tuples (Storm's
+// ITupleCollection), such as the opaque, transactional and
+// non-transactional map states over a backing map that lists its keys
+// (memory, bbolt): their rows are a key's values followed by its value.
 type TupleCollection interface {
 	// Tuples returns the state's tuples. The sequence reads with ctx and
 	// may be ranged more than once; each range starts from the
@@ -147,21 +148,45 @@ type TupleCollection interface {
 	Tuples(ctx context.Context) iter.Seq2[[]any, error]
 }
 
-// TupleCollectionGet returns a state query that emits every tuple of a
-// TupleCollection of type S for each query tuple (Storm's TupleCollectionGet): each
-// output tuple is the query tuple followed by one state tuple's values. An
-// error yielded by the sequence is returned wrapped, keeping its failure
-// kind.
-func TupleCollectionGet[S TupleCollection]() trident.QueryFunction[S, iter.Seq2[[]any, error]] {
+// TupleCollectionGet returns a state query that emits every tuple of the
+// state for each query tuple (Storm's TupleCollectionGet): each output
+// tuple is the query tuple followed by one state tuple's values. Query
+// with no input fields and as many outputs as a state tuple has values;
+// over the state of a PersistentAggregate, the group fields and the
+// value:
+//
+//	trident.StateQuery(q, counts, nil, ops.TupleCollectionGet[state.MapState[int64]](), "word", "count")
+//
+// S is the state's type as the topology declares it; the state value must
+// be a TupleCollection, which every map state of this module is. A state
+// that is not fails the query with an error matching
+// ErrNotTupleCollection, and a map state whose backing map cannot list
+// its keys (Cassandra) with one matching state.ErrNotListable: both are
+// fatal. Another error yielded by the sequence is returned wrapped,
+// keeping its failure kind.
+//
+// It asks every partition of the state (trident.EveryPartition), as
+// Storm's broadcast().stateQuery(...) does: each partition emits its own
+// tuples, so a query tuple gets every key exactly once, whether or not
+// Broadcast() comes before the query.
+func TupleCollectionGet[S any]() trident.QueryFunction[S, iter.Seq2[[]any, error]] {
 	return tupleCollectionGet[S]{}
 }
 
-type tupleCollectionGet[S TupleCollection] struct{}
+type tupleCollectionGet[S any] struct{}
+
+// EveryPartition reports true: every partition answers (see
+// trident.EveryPartition).
+func (tupleCollectionGet[S]) EveryPartition() bool { return true }
 
 func (tupleCollectionGet[S]) BatchRetrieve(ctx context.Context, st S, args []trident.Tuple) ([]iter.Seq2[[]any, error], error) {
+	tc, ok := any(st).(TupleCollection)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T has no Tuples method", ErrNotTupleCollection, st)
+	}
 	out := make([]iter.Seq2[[]any, error], len(args))
 	for i := range out {
-		out[i] = st.Tuples(ctx)
+		out[i] = tc.Tuples(ctx)
 	}
 	return out, nil
 }

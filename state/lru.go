@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -189,3 +190,7 @@ func (l *LRU[V]) ConcurrentSafe() bool { return IsConcurrent(l.m) }
 
 // Close closes the wrapped map if it can be closed.
 func (l *LRU[V]) Close() error { return Close(l.m) }
+
+// Keys yields the keys of the wrapped map, if it is a KeyLister (see
+// ListKeys): LRU writes through, so the wrapped map holds every key.
+func (l *LRU[V]) Keys(ctx context.Context) iter.Seq2[Key, error] { return ListKeys(ctx, l.m) }

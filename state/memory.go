@@ -2,6 +2,9 @@ package state
 
 import (
 	"context"
+	"fmt"
+	"iter"
+	"slices"
 	"sync"
 )
 
@@ -21,6 +24,7 @@ var (
 	_ Concurrent         = (*Memory)(nil)
 	_ Named              = (*Memory)(nil)
 	_ Deleter            = (*Memory)(nil)
+	_ KeyLister          = (*Memory)(nil)
 )
 
 // NewMemory returns an empty memory map. name identifies it in errors;
@@ -93,6 +97,33 @@ func (m *Memory) MultiDelete(ctx context.Context, keys []Key) error {
 		delete(m.data, k.Encoded())
 	}
 	return nil
+}
+
+// Keys yields the stored keys in the order of their encodings, as of
+// the start of the range (KeyLister).
+func (m *Memory) Keys(ctx context.Context) iter.Seq2[Key, error] {
+	return func(yield func(Key, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(Key{}, Transient(err))
+			return
+		}
+		m.mu.RLock()
+		encs := make([]string, 0, len(m.data))
+		for enc := range m.data {
+			encs = append(encs, enc)
+		}
+		m.mu.RUnlock()
+		slices.Sort(encs)
+		for _, enc := range encs {
+			k, err := DecodeKey([]byte(enc))
+			if err != nil {
+				err = fmt.Errorf("state: %s: stored key: %w", m.name, err)
+			}
+			if !yield(k, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Len returns the number of stored keys.

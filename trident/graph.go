@@ -35,6 +35,7 @@ func describe(pn *plan.Node, n *node, g []*plan.Node) {
 		pn.Kind, pn.In = plan.Persist, inFields(op.inSch)
 	case *queryOp:
 		pn.Kind, pn.In, pn.ByKeys = plan.Query, inFields(op.inSch), op.byKeys
+		pn.AllPartitions = op.q.everyPartition()
 		if op.state != nil && op.state.id < len(g) {
 			pn.State = g[op.state.id]
 		}

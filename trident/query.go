@@ -20,10 +20,24 @@ func StaticState[S any](t *Topology, open func(ctx context.Context, partition, n
 // each tuple, values named outputs that are appended to it.
 //
 // A query of state the topology writes runs in the tasks that hold the
-// state, in the batch's commit phase, after the batch's own writes: tuples
-// are sent to the partition that holds their key (the input fields) for
-// state made by PersistentAggregate, and spread evenly otherwise. A query of
-// static state runs where s runs, as soon as the batch is complete.
+// state, in the batch's commit phase, after the batch's own writes. Which
+// partitions (tasks) of the state answer a tuple:
+//
+//   - every partition, each from its own share of the state, when s is
+//     made by Broadcast() (Storm's broadcast().stateQuery(...), the way
+//     to collect what all partitions hold) or q asks for it
+//     (EveryPartition, as ops.TupleCollectionGet does);
+//   - otherwise the partition that holds the tuple's key (the input
+//     fields), for state made by PersistentAggregate,
+//     PersistentAggregateGlobal and PersistentReduce;
+//   - otherwise any one partition (shuffle).
+//
+// A Broadcast() read only by state queries adds no stage (and ignores a
+// parallelism hint): its tuples go from the tasks of the stream it
+// broadcasts straight to every task of the state. A Broadcast() that
+// other operations read too is a stage of its own, each of whose tasks
+// sends its copy of a tuple to every partition: keep its parallelism 1. A query of static
+// state runs where s runs, as soon as the batch is complete.
 func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction[S, R], outputs ...string) *Stream {
 	s.checkFields("StateQuery", input)
 	s.checkOutputs("StateQuery", outputs)
@@ -40,6 +54,9 @@ func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction
 		}
 	}
 	op := &querierOf[S, R]{q: q, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input)), parentSch: s.n.sch}
+	if e, ok := any(q).(EveryPartition); ok {
+		op.every = e.EveryPartition()
+	}
 	qo := &queryOp{q: op, inSch: op.inSch, state: st.n, byKeys: st.byKeys}
 	if st.n == nil && st.open != nil {
 		qo.static = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
@@ -48,9 +65,21 @@ func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
+// EveryPartition is implemented by query functions that, like Storm's
+// TupleCollectionGet, read what a whole state holds rather than a key:
+// when EveryPartition returns true, StateQuery sends each tuple to every
+// partition of written state, as after Broadcast(), and each partition
+// answers from its own share. It is optional, found by type assertion.
+type EveryPartition interface {
+	EveryPartition() bool
+}
+
 // querier is the type-erased query of a node.
 type querier interface {
 	newBatch() queryBatch
+	// everyPartition reports whether every partition of the state
+	// answers each tuple (EveryPartition).
+	everyPartition() bool
 }
 
 // queryBatch is one batch's query arguments in one task.
@@ -67,9 +96,12 @@ type querierOf[S, R any] struct {
 	input     []int
 	inSch     *schema
 	parentSch *schema
+	every     bool // the query function asks every partition
 }
 
 func (o *querierOf[S, R]) newBatch() queryBatch { return &queryBatchOf[S, R]{op: o} }
+
+func (o *querierOf[S, R]) everyPartition() bool { return o.every }
 
 type queryBatchOf[S, R any] struct {
 	op    *querierOf[S, R]

@@ -26,7 +26,10 @@ const (
 	Persist
 	// Query reads state in the commit phase: it runs in the stage of the
 	// node that writes the state (State), or, for static state, in its
-	// parent's.
+	// parent's. Its tuples reach the state's tasks by the query's route
+	// (see Node.route): every task when the query asks all partitions
+	// (AllPartitions) or follows a Broadcast repartition, the task of
+	// their key for ByKeys, any one task otherwise.
 	Query
 )
 
@@ -42,23 +45,20 @@ type Node struct {
 	In      []string // input fields; printed as in=[...] when not nil
 	Hint    int      // parallelism hint, 0 if none; for a source, its task count
 	Label   string   // the user's name of its section, "" if none: bolt stages append their nodes' labels to their names
+	Load    Load     // resources the operation needs per task (Storm's setCPULoad/setMemoryLoad); summed per stage
 
 	Route  Route       // Partition: how the tuples are spread
 	Keys   [2][]string // Join: the keys of each side
-	Load    Load     // resources the operation needs per task (Storm's setCPULoad/setMemoryLoad); summed per stage
 	Stream string      // Source: the stream's id
 	State  *Node       // Query: the node that writes the state; nil for static state
 	ByKeys bool        // Query: tuples go to the partition of their In values
+	// AllPartitions (Query): every task of the state's stage answers each
+	// tuple from its own partition, as after a Broadcast repartition.
+	AllPartitions bool
 
 	// Payload is the API layer's operation; the planner never looks at it.
 	Payload any
 }
-
-func (n *Node) String() string { return "n" + strconv.Itoa(n.ID) }
-
-// Partitioning is how tuples are spread over the tasks of the stage that
-// receives them.
-type Partitioning uint8
 
 // Load is what an operation, or a stage, needs of a machine per task:
 // CPU in percent of one core (100 is a core, as in Storm) and memory in
@@ -75,6 +75,12 @@ func (l Load) Add(o Load) Load { return Load{CPU: l.CPU + o.CPU, MemoryMB: l.Mem
 func (l Load) IsZero() bool { return l == Load{} }
 
 func (l Load) String() string { return fmt.Sprintf("cpu=%d%%,memory=%dMB", l.CPU, l.MemoryMB) }
+
+func (n *Node) String() string { return "n" + strconv.Itoa(n.ID) }
+
+// Partitioning is how tuples are spread over the tasks of the stage that
+// receives them.
+type Partitioning uint8
 
 const (
 	Shuffle Partitioning = iota + 1
@@ -125,7 +131,10 @@ func (n *Node) route(side int) Route {
 	case Merge:
 		return Route{How: LocalOrShuffle}
 	case Query:
-		if n.ByKeys {
+		switch {
+		case n.AllPartitions || n.absorbs():
+			return Route{How: Broadcast}
+		case n.ByKeys:
 			return Route{How: ByFields, Fields: n.In}
 		}
 		return Route{How: Shuffle}
@@ -138,4 +147,16 @@ func (n *Node) route(side int) Route {
 		return Route{How: n.Route.How}
 	}
 	return Route{How: Shuffle}
+}
+
+// absorbs reports whether n is a query of written state right after a
+// Broadcast repartition (Storm's broadcast().stateQuery(...)): its tuples
+// reach every task of the state's stage, each answering from its own
+// partition.
+func (n *Node) absorbs() bool {
+	if n.Kind != Query || n.State == nil || len(n.Parents) != 1 {
+		return false
+	}
+	p := n.Parents[0]
+	return p.Kind == Partition && p.Route.How == Broadcast
 }

@@ -105,6 +105,18 @@ func New(graph []*Node) *Plan {
 			if n.Kind == Partition && len(children[n.ID]) == 0 {
 				continue // a repartition nothing reads (a GroupBy whose aggregation moved in front of a new one)
 			}
+			if n.Kind == Partition && queriesOnly(children[n.ID]) {
+				// A Broadcast read only by queries of written state: it
+				// runs in its parent's stage, passing tuples on to its own
+				// data stream, which its queries receive broadcast. (As a
+				// stage of its own it would copy each tuple once per task
+				// of that stage before the queries copy it again.) It has
+				// no tasks of its own: its hint is ignored.
+				s = p.stageOf[n.Parents[0].ID]
+				p.stageOf[n.ID] = s
+				s.Nodes = append(s.Nodes, n)
+				continue
+			}
 			s = newStage(n, "b-"+strconv.Itoa(len(p.Stages)))
 			for side, in := range n.Parents {
 				s.connect(p.stageOf[in.ID], in, n, side)
@@ -125,6 +137,7 @@ func New(graph []*Node) *Plan {
 		if n.Kind == Persist {
 			s.Committer = true
 		}
+		s.Load = s.Load.Add(n.Load)
 		if n.Kind != Source && n.Hint > 0 {
 			s.Parallelism = max(s.Parallelism, n.Hint)
 		}
@@ -137,7 +150,6 @@ func New(graph []*Node) *Plan {
 		o := &p.fanouts[n.ID]
 		for _, c := range children[n.ID] {
 			switch s := p.stageOf[c.ID]; {
-		s.Load = s.Load.Add(n.Load)
 			case s == nil: // not planned: a repartition nothing reads
 			case s == p.stageOf[n.ID]:
 				o.Local = append(o.Local, c)
@@ -147,6 +159,12 @@ func New(graph []*Node) *Plan {
 		}
 	}
 	return p
+}
+
+// queriesOnly reports whether every node of children (at least one) is a
+// query that absorbs its Broadcast parent (see Node.absorbs).
+func queriesOnly(children []*Node) bool {
+	return len(children) > 0 && !slices.ContainsFunc(children, func(c *Node) bool { return !c.absorbs() })
 }
 
 // connect records that s receives from's output at entry; up is the

@@ -68,6 +68,22 @@ var graphs = map[string]func(g *graph){
 		q := g.add(Node{Kind: Query, Name: "query", In: []string{"word"}, State: counts, ByKeys: true, Fields: []string{"word", "count"}}, g.source("q", "word"))
 		g.op("peek", q, "word", "count")
 	},
+	"broadcastquery": func(g *graph) {
+		words := g.op("flatMap", g.source("s", "sentence"), "word")
+		hint(g.partition(words, ByFields, "word"), 6)
+		pre := g.op("aggregate", words, "word", "$partial3")
+		counts := g.persist(hint(g.partition(pre, ByFields, "word"), 6), []string{"$partial3"}, "word", "count")
+		args := g.source("q", "args")
+		all := g.add(Node{Kind: Query, Name: "query", In: []string{}, State: counts, ByKeys: true, Fields: []string{"args", "word", "count"}}, g.partition(args, Broadcast))
+		g.op("peek", all, "args", "word", "count")
+		keyed := g.add(Node{Kind: Query, Name: "query", In: []string{"args"}, State: counts, ByKeys: true, Fields: []string{"args", "count"}}, args)
+		g.op("peek", keyed, "args", "count")
+		asked := g.add(Node{Kind: Query, Name: "query", In: []string{}, State: counts, ByKeys: true, AllPartitions: true, Fields: []string{"args", "word", "count"}}, g.op("filter", args, "args"))
+		g.op("peek", asked, "args", "word", "count")
+		shared := g.partition(args, Broadcast) // read by a query and by a function: a stage of its own
+		g.add(Node{Kind: Query, Name: "query", In: []string{}, State: counts, ByKeys: true, Fields: []string{"args", "word", "count"}}, shared)
+		g.op("each", shared, "args")
+	},
 	"chainpersist": func(g *graph) {
 		words := g.op("flatMap", g.source("s", "sentence"), "word")
 		firsts := g.persist(hint(g.partition(words, ByFields, "word"), 2), []string{"word"}, "word")
@@ -82,6 +98,16 @@ var graphs = map[string]func(g *graph){
 		g.persist(g.partition(words, Global), []string{"word"}, "total")
 		g.op("aggregate", g.partition(words, Global), "n")
 		g.op("aggregate", g.partition(words, BatchGlobal), "line")
+	},
+	"resources": func(g *graph) { // Storm's Trident RAS example (docs/Trident-RAS-API.md)
+		src := g.source("s", "sentence")
+		src.Load = Load{CPU: 20, MemoryMB: 512 + 256}
+		words := g.add(Node{Kind: Op, Name: "each", In: []string{"sentence"}, Fields: []string{"sentence", "word"}, Load: Load{CPU: 10, MemoryMB: 512}}, src)
+		bang := g.add(Node{Kind: Op, Name: "each", In: []string{"word"}, Fields: []string{"sentence", "word", "word!"}, Hint: 10, Load: Load{CPU: 50, MemoryMB: 1024}}, words)
+		g.partition(bang, ByFields, "word!")
+		pre := g.op("aggregate", bang, "word!", "$partial4")
+		p := g.persist(g.partition(pre, ByFields, "word!"), []string{"$partial4"}, "word!", "count")
+		p.Load = Load{CPU: 100, MemoryMB: 2048}
 	},
 	"partitionpersist": func(g *graph) {
 		words := g.op("flatMap", g.source("s", "sentence"), "word")
@@ -99,16 +125,6 @@ func build(name string) []*Node {
 // testdata/plans/NAME.txt; go test -run TestPrintedPlans -update rewrites
 // the files.
 func TestPrintedPlans(t *testing.T) {
-	"resources": func(g *graph) { // Storm's Trident RAS example (docs/Trident-RAS-API.md)
-		src := g.source("s", "sentence")
-		src.Load = Load{CPU: 20, MemoryMB: 512 + 256}
-		words := g.add(Node{Kind: Op, Name: "each", In: []string{"sentence"}, Fields: []string{"sentence", "word"}, Load: Load{CPU: 10, MemoryMB: 512}}, src)
-		bang := g.add(Node{Kind: Op, Name: "each", In: []string{"word"}, Fields: []string{"sentence", "word", "word!"}, Hint: 10, Load: Load{CPU: 50, MemoryMB: 1024}}, words)
-		g.partition(bang, ByFields, "word!")
-		pre := g.op("aggregate", bang, "word!", "$partial4")
-		p := g.persist(g.partition(pre, ByFields, "word!"), []string{"$partial4"}, "word!", "count")
-		p.Load = Load{CPU: 100, MemoryMB: 2048}
-	},
 	for name := range graphs {
 		t.Run(name, func(t *testing.T) {
 			got := Print(New(build(name)))
