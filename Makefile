@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 
-.PHONY: bench-storm bench-storm-quick
+.PHONY: bench-storm bench-storm-quick bench-pipeline
 .PHONY: run demo test test-unit test-integration bench lint
 .PHONY: services-up services-down services-status services-env install-chromium
 .PHONY: partitions
@@ -48,6 +48,15 @@ bench-storm:
 	bench/compare.sh
 bench-storm-quick:
 	bench/compare.sh --quick
+
+## bench-pipeline: room presence end to end against the real Kafka and
+##       Cassandra beside each service alone (raw-kafka, raw-cassandra), in
+##       one run: prints `roompresence events/s = A, limit = ..., ratio`
+##       (needs the services' variables: set -a; eval "$$(scripts/services.sh
+##       env)"; set +a; EVENTS sets the event count, default 200,000).
+EVENTS ?= 200000
+bench-pipeline:
+	bench/pipeline.sh --events $(EVENTS)
 
 ## lint: gofmt, go vet and staticcheck must be clean. staticcheck is
 ##       pinned (STATICCHECK_VERSION) and built through the Go module proxy
