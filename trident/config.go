@@ -44,6 +44,22 @@ type Config struct {
 	// batches. Zero means 50ms.
 	BatchEmitInterval time.Duration
 
+	// IdleBatchInterval is the least time between the starts of two
+	// batches while the topology is idle: its last processed batch
+	// carried no tuple from any source, and no source reports data
+	// waiting (a DRPC stream does as soon as a request arrives, so
+	// requests are not held back). An idle topology still runs batches,
+	// so txids keep counting time and processing-time windows advance,
+	// but at this pace instead of BatchEmitInterval's, each with its
+	// commit and store write; the first batch that carries tuples ends
+	// the idleness. A record that arrives while idle waits at most this
+	// long for its batch to start. Zero means DefaultIdleBatchInterval;
+	// a value not above BatchEmitInterval starts idle batches every
+	// BatchEmitInterval, as before. The master sees a batch as empty only
+	// when every source task runs in its process: in a run across worker
+	// processes (RunShare) with source tasks elsewhere, it never idles.
+	IdleBatchInterval time.Duration
+
 	// DeadLetters receives the tuples operations reject with Reject. Nil
 	// means that a rejection stops the worker: bad input is never dropped
 	// silently.
@@ -97,6 +113,11 @@ type Config struct {
 // Deprecated: the zero Config has the same defaults; use Config{}.
 func DefaultConfig() Config { return Config{Topology: topology.DefaultConfig()} }
 
+// DefaultIdleBatchInterval is the default of Config.IdleBatchInterval:
+// an idle topology commits one batch a second instead of twenty, and a
+// record arriving after a quiet spell waits at most a second longer.
+const DefaultIdleBatchInterval = time.Second
+
 // DefaultSpoutIdleWait is Trident's default for Topology.SpoutIdleWait:
 // the master coordinator spout wakes its executor itself whenever it has
 // work, so the idle wait is only a safety net.
@@ -107,6 +128,9 @@ const DefaultSpoutIdleWait = time.Second
 func (c Config) withDefaults() Config {
 	if c.Topology.Ackers == 0 {
 		c.Topology.Ackers = 1
+	}
+	if c.IdleBatchInterval == 0 {
+		c.IdleBatchInterval = DefaultIdleBatchInterval
 	}
 	if c.Topology.SpoutIdleWait == 0 {
 		// The master coordinator wakes its executor when it has work
@@ -129,8 +153,8 @@ func (c Config) validate() error {
 	if c.Topology.DisableTimeouts {
 		errs = append(errs, fmt.Errorf("%w: Topology.DisableTimeouts would let a lost batch stall the topology forever", ErrInvalid))
 	}
-	if c.MaxBatchesInFlight < 0 || c.BatchEmitInterval < 0 || c.MaxAttempts < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxBatchesInFlight, BatchEmitInterval and MaxAttempts must not be negative", ErrInvalid))
+	if c.MaxBatchesInFlight < 0 || c.BatchEmitInterval < 0 || c.IdleBatchInterval < 0 || c.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxBatchesInFlight, BatchEmitInterval, IdleBatchInterval and MaxAttempts must not be negative", ErrInvalid))
 	}
 	if err := c.validateRetry(); err != nil {
 		errs = append(errs, err)
@@ -187,6 +211,7 @@ func (c *Config) runtimeConfig() runtime.Config {
 		Store:              c.Store,
 		MaxBatchesInFlight: c.MaxBatchesInFlight,
 		BatchEmitInterval:  c.BatchEmitInterval,
+		IdleBatchInterval:  c.IdleBatchInterval,
 		MaxAttempts:        c.MaxAttempts,
 		CorruptAttempts:    CorruptAttempts,
 		RetryBackoff:       base,

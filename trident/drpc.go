@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/squallstream/squall/drpc"
 	"github.com/squallstream/squall/trident/internal/plan"
@@ -15,9 +16,10 @@ import (
 type drpcDecl struct {
 	server   *drpc.Server
 	function string
-	returned bool                    // ReturnResults names it
-	cause    func(txid uint64) error // why a batch failed; set at Submit
-	src      *node                   // the stream's source node
+	returned bool                          // ReturnResults names it
+	cause    func(txid uint64) error       // why a batch failed; set at Submit
+	src      *node                         // the stream's source node
+	fn       atomic.Pointer[drpc.Function] // the function openDRPC opened
 }
 
 // NewDRPCStream returns a stream of the requests to function on server,
@@ -53,6 +55,10 @@ func (t *Topology) NewDRPCStream(function string, server *drpc.Server) *Stream {
 		f.FailureCause(d.cause) // set by Submit before the spout starts
 		return &drpcBatcher{f: f}
 	})
+	src.waiting = func() bool { // a waiting request ends the idle wait
+		f := d.fn.Load()
+		return f != nil && f.Waiting() > 0
+	}
 	s := t.NewStream("$drpc:"+function, src)
 	d.src = s.n
 	return s
@@ -119,7 +125,7 @@ func (b *drpcBatcher) Close() error { b.f.Release(); return nil }
 // openDRPC has the servers take requests for the topology's functions.
 func (t *Topology) openDRPC() {
 	for _, d := range t.drpc {
-		d.server.Function(d.function)
+		d.fn.Store(d.server.Function(d.function))
 	}
 }
 

@@ -87,7 +87,7 @@ func TestMasterUsesTheConfiguredClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFixed(3, sentences...)
 		clk := clock.NewManual(time.Unix(1, 0))
-		var cfg Config
+		cfg := Config{IdleBatchInterval: 50 * time.Millisecond} // empty batches too at every advance
 		cfg.Topology.Clock = clk
 		r := submit(t, wordCount(src, OpaqueMemory[int64]("counts"), 1), cfg)
 		time.Sleep(time.Minute)

@@ -17,6 +17,8 @@ type Source struct {
 	parallelism int
 	allocator   func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Allocator, error)
 	executor    func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error)
+	waiting     func() bool // nil, or whether data waits for a batch (see Config.IdleBatchInterval)
+	endMarks    *endMarks   // nil, or where the source ends (see Running.WaitCaughtUp)
 }
 
 // Parallelism sets the number of spout tasks (default 1). Partitioned
@@ -51,7 +53,7 @@ func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 //
 // Options change how the executors run, for example MetaCodec.
 func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M], opts ...SourceOption[M]) Source {
-	return partitioned(fields, spout.Transactional, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
+	return partitioned(endMarksOf(newLister, opts), fields, spout.Transactional, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
 		applySourceOptions(&cfg, opts)
 		return spout.NewTransactional(cfg)
@@ -64,16 +66,16 @@ func TransactionalSource[M any](fields Fields, newLister func() spout.Lister, ne
 // called and their results closed, and opts apply, as for
 // TransactionalSource.
 func OpaqueSource[M any](fields Fields, newLister func() spout.Lister, newEmitter func(task int) spout.Emitter[M], opts ...SourceOption[M]) Source {
-	return partitioned(fields, spout.Opaque, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
+	return partitioned(endMarksOf(newLister, opts), fields, spout.Opaque, newLister, func(cfg spout.ExecutorConfig[M]) (spout.Executor, error) {
 		cfg.Emitter = newEmitter(cfg.Task)
 		applySourceOptions(&cfg, opts)
 		return spout.NewOpaque(cfg)
 	})
 }
 
-func partitioned[M any](fields Fields, kind spout.Kind, newLister func() spout.Lister,
+func partitioned[M any](marks *endMarks, fields Fields, kind spout.Kind, newLister func() spout.Lister,
 	newExecutor func(spout.ExecutorConfig[M]) (spout.Executor, error)) Source {
-	return Source{fields: fields, parallelism: 1,
+	return Source{fields: fields, parallelism: 1, endMarks: marks,
 		allocator: func(store coordstore.Store, owner coordstore.Fence, stream string) (*spout.Allocator, error) {
 			if newLister == nil {
 				return nil, fmt.Errorf("%w: stream %q: no Lister constructor", spout.ErrInvalidConfig, stream)

@@ -149,7 +149,7 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
 		src := n.source()
-		spec.Sources = append(spec.Sources, runtime.Source{ID: src.id, NewAllocator: src.allocator, NewExecutor: src.executor})
+		spec.Sources = append(spec.Sources, runtime.Source{ID: src.id, NewAllocator: src.allocator, NewExecutor: src.executor, Waiting: src.waiting})
 	}
 	topo, err := runtime.Build(spec, cfg.runtimeConfig(), r.status)
 	if err != nil {

@@ -21,6 +21,13 @@ type Config struct {
 	// its slot is free and the spouts are ready.
 	EmitInterval int
 
+	// IdleInterval is the least number of ticks between two batch
+	// emissions while the shell reports the topology idle (SetIdle: the
+	// last processed batch carried nothing). It applies only where it is
+	// longer than EmitInterval. Zero means no idle throttle: idle batches
+	// start every EmitInterval like the others.
+	IdleInterval int
+
 	// BatchTimeout is the number of ticks a batch may stay in the processing
 	// phase, or in the commit phase, before the coordinator fails it with
 	// ErrBatchTimeout. Zero means the coordinator counts no timeout and the
@@ -53,8 +60,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxBatchesInFlight < 0 || c.MaxBatchesInFlight > maxWindow:
 		return fmt.Errorf("%w: MaxBatchesInFlight %d outside [0, %d]", ErrInvalidConfig, c.MaxBatchesInFlight, maxWindow)
-	case c.EmitInterval < 0:
-		return fmt.Errorf("%w: negative EmitInterval %d", ErrInvalidConfig, c.EmitInterval)
+	case c.EmitInterval < 0 || c.IdleInterval < 0:
+		return fmt.Errorf("%w: negative EmitInterval %d or IdleInterval %d", ErrInvalidConfig, c.EmitInterval, c.IdleInterval)
 	case c.BatchTimeout < 0:
 		return fmt.Errorf("%w: negative BatchTimeout %d", ErrInvalidConfig, c.BatchTimeout)
 	case c.MaxAttempts < 0:

@@ -38,6 +38,7 @@ type Coordinator struct {
 	lastEmit int64 // tick of the last emission
 	emitted  bool  // whether anything was emitted yet
 	paused   bool  // the spouts are not ready
+	idle     bool  // the last processed batch was empty: IdleInterval throttles
 	err      error // non-nil once halted
 
 	retries backoff.Sequence // counts the failures since the last commit
@@ -325,10 +326,36 @@ func (c *Coordinator) emitAt() (int64, bool) {
 		return 0, false
 	}
 	at := max(c.now+1, c.retryAt)
-	if c.cfg.EmitInterval > 0 && c.emitted {
-		at = max(at, c.lastEmit+int64(c.cfg.EmitInterval))
+	if iv := c.interval(); iv > 0 && c.emitted {
+		at = max(at, c.lastEmit+int64(iv))
 	}
 	return at, true
+}
+
+// interval returns the least number of ticks between two emissions now:
+// EmitInterval, or IdleInterval while idle if that is longer.
+func (c *Coordinator) interval() int {
+	if c.idle {
+		return max(c.cfg.EmitInterval, c.cfg.IdleInterval)
+	}
+	return c.cfg.EmitInterval
+}
+
+// SetIdle tells the coordinator whether the topology is idle: the shell
+// saw the last processed batch carry no tuple from any source, and no
+// source reports data waiting. While idle, batches are emitted at most
+// every IdleInterval ticks instead of EmitInterval, so an idle topology
+// does not commit an empty batch every EmitInterval; SetIdle(false)
+// (data arrived) lets the next batch start as soon as EmitInterval
+// allows, at once if it already passed. Failures and their backoff are
+// not affected.
+func (c *Coordinator) SetIdle(idle bool) {
+	if c.err != nil || c.idle == idle {
+		return
+	}
+	c.idle = idle
+	c.sync()
+	c.flush()
 }
 
 // SetSpoutReady tells the coordinator whether the spouts can start batches
@@ -380,7 +407,8 @@ func (c *Coordinator) sync() {
 }
 
 func (c *Coordinator) throttled() bool {
-	return c.cfg.EmitInterval > 0 && c.emitted && c.now-c.lastEmit < int64(c.cfg.EmitInterval)
+	iv := c.interval()
+	return iv > 0 && c.emitted && c.now-c.lastEmit < int64(iv)
 }
 
 // flush queues the current input's announcements, preceded by a Persist of

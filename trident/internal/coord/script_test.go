@@ -19,7 +19,7 @@ import (
 // Lines starting with # are comments. -rewrite rewrites the expected
 // output with the actual one. Inputs:
 //
-//	config [max=N] [interval=N] [timeout=N] [attempts=N] [backoff=N] [maxbackoff=N] [seed=N]
+//	config [max=N] [interval=N] [idle=N] [timeout=N] [attempts=N] [backoff=N] [maxbackoff=N] [seed=N]
 //	                          new coordinator, zero state
 //	restart [max=N] ...       new coordinator from the last persisted state
 //	restarted [reason...]     Restarted (the predecessor crashed)
@@ -32,6 +32,7 @@ import (
 //	                          a reason starting with "unavailable" is an
 //	                          outage (failure.Unavailable)
 //	ready true|false          SetSpoutReady
+//	idle true|false           SetIdle
 //	status                    the committed txid and every active txid
 //
 // Outputs are the actions, in order, and "halted: <error>" when the
@@ -146,6 +147,15 @@ func (d *driver) run(cmd string, args []string) ([]string, error) {
 			reason = scriptReason(errors.New(strings.Join(args, " ")))
 		}
 		_ = d.c.Restarted(reason)
+	case "idle":
+		if len(args) != 1 {
+			return nil, errors.New("want idle true|false")
+		}
+		b, err := strconv.ParseBool(args[0])
+		if err != nil {
+			return nil, err
+		}
+		d.c.SetIdle(b)
 	case "ready":
 		if len(args) != 1 {
 			return nil, errors.New("want ready true|false")
@@ -203,6 +213,8 @@ func parseConfig(cfg *Config, args []string) error {
 			cfg.MaxBatchesInFlight = n
 		case "interval":
 			cfg.EmitInterval = n
+		case "idle":
+			cfg.IdleInterval = n
 		case "timeout":
 			cfg.BatchTimeout = n
 		case "attempts":

@@ -105,6 +105,9 @@ func (m *master) succeed(a txn.Attempt) {
 		}
 	}
 	m.noteCommit(a.TxID)
+	if m.tally != nil {
+		m.tally.forget(a.TxID)
+	}
 	m.out.EmitStream(streamSuccess, nil, topology.Values{a})
 	m.publishInFlight()
 }
@@ -114,6 +117,7 @@ func (m *master) Ack(id any) {
 	msg := id.(masterMsg)
 	switch msg.stream {
 	case streamBatch:
+		m.processed(msg.attempt)
 		m.coord.Ack(msg.attempt, coord.Processing)
 	case streamFreeze:
 		m.out.EmitStream(streamCommit, masterMsg{streamCommit, msg.attempt}, topology.Values{msg.attempt})
@@ -143,6 +147,7 @@ func (m *master) Fail(id any) {
 		reason = fmt.Errorf("%w: %w", reason, cause)
 	}
 	m.noteFailure(reason, false)
+	m.setIdle(false)
 	m.check(m.coord.Fail(msg.attempt, phase, reason))
 	m.checkCorrupt(msg.attempt, reason)
 	m.run()

@@ -31,8 +31,10 @@ func Build(spec Spec, cfg Config, st *Status) (*topology.Topology, error) {
 		}
 	}
 	b.ValueTypes(types)
+	tally := newSourceTally(spec.Plan)
+	spec.Sources = tallySources(spec.Sources, tally)
 	ms := b.Spout(MasterComponent, func() topology.Spout {
-		return &master{name: spec.Name, sourceSpecs: spec.Sources, cfg: cfg, store: cfg.Store, status: st}
+		return &master{name: spec.Name, sourceSpecs: spec.Sources, cfg: cfg, store: cfg.Store, status: st, tally: tally}
 	})
 	ms.OutputStream(streamBatch, "msg").OutputStream(streamFreeze, "msg").
 		OutputStream(streamCommit, "msg").OutputStream(streamSuccess, "msg")

@@ -66,6 +66,10 @@ type master struct {
 
 	retry   shellRetry
 	corrupt map[txn.TxID]int // failures on corrupt state per txid, without MaxAttempts
+
+	tally         *sourceTally // what the source tasks emitted per attempt (see masteridle.go)
+	idle          bool         // the last processed batch carried nothing
+	lastProcessed txn.TxID     // the highest txid whose processing completed
 }
 
 // Deactivate stops new batches; batches in flight still commit, so a
@@ -152,6 +156,13 @@ func (m *master) nextTick() (time.Time, bool) {
 			n, ok = e, true
 		}
 	}
+	if m.pollsWaiting() && !m.inactive {
+		// Idle: ask the sources at every tick whether data waits, while a
+		// batch could start if it did.
+		if _, eok := m.coord.NextEmit(); eok {
+			n, ok = 1, true
+		}
+	}
 	return m.lastTick.Add(time.Duration(n) * m.cfg.BatchEmitInterval), ok
 }
 
@@ -215,6 +226,9 @@ func (m *master) NextTuple() {
 		m.check(m.coord.Tick())
 	}
 	m.elapse()
+	if m.idle && m.sourcesWaiting() {
+		m.setIdle(false)
+	}
 	ready := !m.inactive
 	next := m.coord.Committed() + 1
 	for _, s := range m.sources {

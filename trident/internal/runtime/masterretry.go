@@ -21,11 +21,21 @@ func coordConfig(cfg Config, seed uint64) coord.Config {
 	return coord.Config{
 		MaxBatchesInFlight: cfg.MaxBatchesInFlight,
 		EmitInterval:       1,
+		IdleInterval:       idleTicks(cfg),
 		MaxAttempts:        cfg.MaxAttempts,
 		RetryBackoff:       ticks(cfg.RetryBackoff, cfg.BatchEmitInterval),
 		MaxRetryBackoff:    ticks(cfg.MaxRetryBackoff, cfg.BatchEmitInterval),
 		Seed:               seed,
 	}
+}
+
+// idleTicks returns IdleBatchInterval in ticks, rounded up; 0 (no idle
+// throttle) if it is not longer than one tick.
+func idleTicks(cfg Config) int {
+	if cfg.IdleBatchInterval <= cfg.BatchEmitInterval {
+		return 0
+	}
+	return ticks(cfg.IdleBatchInterval, cfg.BatchEmitInterval)
 }
 
 // ticks returns d in ticks of length tick, rounded up, at least 1.

@@ -44,6 +44,11 @@ type Source struct {
 
 	// NewExecutor returns the executor of one spout task.
 	NewExecutor func(store coordstore.Store, owner coordstore.Fence, stream string, task, numTasks int) (spout.Executor, error)
+
+	// Waiting, if not nil, reports cheaply whether data waits for a
+	// batch (a DRPC request): the master asks it at every tick while the
+	// topology is idle, and starts a batch at once when it says so.
+	Waiting func() bool
 }
 
 // Config is what the runtime needs of the API's configuration, with every
@@ -53,6 +58,7 @@ type Config struct {
 	Store              coordstore.Store // required
 	MaxBatchesInFlight int
 	BatchEmitInterval  time.Duration // required: more than 0
+	IdleBatchInterval  time.Duration // while idle; none if not above BatchEmitInterval
 	MaxAttempts        int
 	CorruptAttempts    int           // with MaxAttempts zero, failures on a corrupt stored value that halt; required
 	RetryBackoff       time.Duration // required: more than 0
