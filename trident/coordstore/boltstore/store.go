@@ -31,6 +31,13 @@ type Options struct {
 	LockTimeout time.Duration
 	// FileMode is the permission of a new file. Zero means 0600.
 	FileMode os.FileMode
+	// NoSync skips the fsync of every commit. What a process wrote
+	// survives that process's crash (the system's page cache keeps it),
+	// not a crash of the machine, which may lose the last commits or
+	// corrupt the file. For tests of processes and for data that can be
+	// thrown away; never for a coordination store that must survive a
+	// power loss.
+	NoSync bool
 }
 
 // Store is a coordstore.Store in a bbolt file.
@@ -64,7 +71,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if mode == 0 {
 		mode = 0o600
 	}
-	db, err := bolt.Open(path, mode, &bolt.Options{Timeout: timeout})
+	db, err := bolt.Open(path, mode, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync})
 	switch {
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, &coordstore.CorruptError{Where: path, Err: err}
