@@ -53,10 +53,12 @@ bench-storm-quick:
 ##       Cassandra beside each service alone (raw-kafka, raw-cassandra), in
 ##       one run: prints `roompresence events/s = A, limit = ..., ratio`
 ##       (needs the services' variables: set -a; eval "$$(scripts/services.sh
-##       env)"; set +a; EVENTS sets the event count, default 200,000).
+##       env)"; set +a; EVENTS sets the event count, default 200,000, and
+##       ROUNDS the alternating rounds, default 2; about 6 minutes).
 EVENTS ?= 200000
+ROUNDS ?= 2
 bench-pipeline:
-	bench/pipeline.sh --events $(EVENTS)
+	bench/pipeline.sh --events $(EVENTS) --rounds $(ROUNDS)
 
 ## lint: gofmt, go vet and staticcheck must be clean. staticcheck is
 ##       pinned (STATICCHECK_VERSION) and built through the Go module proxy
