@@ -44,7 +44,7 @@ func BatchSource(fields Fields, newSpout func() spout.Batcher) Source {
 //
 // The runtime opens both halves with the worker that runs them and closes
 // them when it stops: newLister is called once per worker start for the
-// stream's allocator, newEmitter once per task, and each result that
+// stream's allocator (and once per Running.WaitCaughtUp call), newEmitter once per task, and each result that
 // implements io.Closer is closed when that worker stops (a crash
 // included). A restarted worker gets new ones, so return a new value on
 // every call if it holds resources; a Lister shared on purpose (one per
