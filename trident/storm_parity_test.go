@@ -12,6 +12,7 @@ import (
 
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/spout"
+	"github.com/squallstream/squall/trident/windowstore"
 )
 
 // TestLocalOrShuffle: Storm's localOrShuffle repartition plans as its own
@@ -118,5 +119,23 @@ func TestWindowSpecIntrospection(t *testing.T) {
 	}
 	if got := SlidingDuration(time.Minute, time.Second).EventTime("at").AllowedLateness(5 * time.Second).Lateness(); got != 5*time.Second {
 		t.Errorf("Lateness() = %v", got)
+	}
+}
+
+// TestRemoveWindow: Storm's removeAll for one window task deletes that
+// partition's records and leaves the other partitions'.
+func TestRemoveWindow(t *testing.T) {
+	ctx := t.Context()
+	store := windowstore.NewMemory()
+	for p := range 2 {
+		if err := store.Put(ctx, windowID("counts", p), 1, []byte("record"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveWindow(ctx, store, "counts", 0); err != nil {
+		t.Fatal(err)
+	}
+	if n0, n1 := store.Len(windowID("counts", 0)), store.Len(windowID("counts", 1)); n0 != 0 || n1 != 1 {
+		t.Fatalf("records after removing partition 0: %d and %d, want 0 and 1", n0, n1)
 	}
 }

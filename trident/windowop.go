@@ -264,6 +264,15 @@ type captureCollector struct{ emitted [][]any }
 func (c *captureCollector) Emit(values ...any) { c.emitted = append(c.emitted, values) }
 func (c *captureCollector) ReportError(error)  {}
 
+// RemoveWindow deletes the records partition of the window named name
+// keeps in store (Storm's WindowsStore.removeAll for one window task): for
+// a window dropped from the topology, or the partitions left behind when
+// its parallelism shrank. Run it while no task of the window runs; a
+// window whose records are removed starts empty.
+func RemoveWindow(ctx context.Context, store WindowsStore, name string, partition int) error {
+	return store.Remove(ctx, windowID(name, partition))
+}
+
 // WindowLate returns how many tuples the window named name dropped as
 // late in partition (task) partition, as of the last record in store.
 func WindowLate(ctx context.Context, store WindowsStore, name string, partition int) (int64, error) {

@@ -79,6 +79,17 @@ func (m *Memory) Put(ctx context.Context, id string, txid txn.TxID, record []byt
 	return nil
 }
 
+// Remove implements Store.
+func (m *Memory) Remove(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, id)
+	return nil
+}
+
 // Len returns the number of records of id, for tests of pruning.
 func (m *Memory) Len(id string) int {
 	m.mu.Lock()

@@ -33,6 +33,11 @@ type Store interface {
 	// the records of id with a txid below prune, atomically where the
 	// backend can (a reader never sees the deletion without the record).
 	Put(ctx context.Context, id string, txid txn.TxID, record []byte, prune txn.TxID) error
+	// Remove deletes every record of id (Storm's WindowsStore.removeAll
+	// for a window task): a window dropped from the topology, or the
+	// partitions a smaller parallelism left behind. Removing an id without
+	// records is not an error. The window's task must not be running.
+	Remove(ctx context.Context, id string) error
 }
 
 // ErrNotFound is returned by Get and Last when there is no record.

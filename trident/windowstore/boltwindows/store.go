@@ -175,3 +175,14 @@ func (s *Store) Put(ctx context.Context, id string, txid txn.TxID, record []byte
 		return nil
 	})
 }
+
+// Remove implements windowstore.Store: the id's bucket is deleted.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	return s.run(ctx, true, func(root *bolt.Bucket) error {
+		err := root.DeleteBucket([]byte(id))
+		if errors.Is(err, berrors.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}

@@ -47,6 +47,7 @@ type Store struct {
 	ns                                          string
 	getStmt, lastStmt, putStmt                  string
 	genStmt, fencedFirst, fencedNext, pruneStmt string
+	removeStmt                                  string
 }
 
 var _ windowstore.Store = (*Store)(nil)
@@ -76,7 +77,8 @@ func Open(ctx context.Context, s *cassandra.Session, opts Options) (*Store, erro
 			`UPDATE ` + t + ` SET gen = ? WHERE id = ? IF gen = null; APPLY BATCH`,
 		fencedNext: `BEGIN BATCH INSERT INTO ` + t + ` (id, txid, record) VALUES (?, ?, ?); ` +
 			`UPDATE ` + t + ` SET gen = ? WHERE id = ? IF gen = ?; APPLY BATCH`,
-		pruneStmt: `DELETE FROM ` + t + ` WHERE id = ? AND txid < ?`,
+		pruneStmt:  `DELETE FROM ` + t + ` WHERE id = ? AND txid < ?`,
+		removeStmt: `DELETE FROM ` + t + ` WHERE id = ? AND txid >= 0`,
 	}, nil
 }
 
@@ -158,6 +160,19 @@ func (st *Store) Put(ctx context.Context, id string, txid txn.TxID, record []byt
 	}
 	if err := st.s.Query(ctx, st.pruneStmt, key, txCol(prune)); err != nil {
 		return fail(fmt.Sprintf("prune %s before txid %d", id, prune), err)
+	}
+	return nil
+}
+
+// Remove implements windowstore.Store: every record row of id is
+// deleted; the id's generation stays, so a superseded writer is still
+// refused.
+func (st *Store) Remove(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := st.s.Query(ctx, st.removeStmt, st.ns+id); err != nil {
+		return fail("remove "+id, err)
 	}
 	return nil
 }

@@ -22,6 +22,35 @@ func Run(t *testing.T, open func(t *testing.T) windowstore.Store) {
 	t.Run("IDsAreSeparate", func(t *testing.T) { testIDs(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open(t)) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceled(t, open(t)) })
+	t.Run("Remove", func(t *testing.T) { testRemove(t, open(t)) })
+}
+
+// testRemove: Remove deletes every record of one id and no other's; an
+// id without records removes without error; a removed id takes records
+// again.
+func testRemove(t *testing.T, s windowstore.Store) {
+	ctx := t.Context()
+	w, other := id(t, "w/0"), id(t, "w/1")
+	put(t, s, w, 3, "three", 0)
+	put(t, s, w, 4, "four", 0)
+	put(t, s, other, 4, "other", 0)
+	if err := s.Remove(ctx, w); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	for _, txid := range []txn.TxID{3, 4} {
+		if _, err := s.Get(ctx, w, txid); !errors.Is(err, windowstore.ErrNotFound) {
+			t.Errorf("Get(%d) after Remove: %v, want ErrNotFound", txid, err)
+		}
+	}
+	if _, _, err := s.Last(ctx, w, 100); !errors.Is(err, windowstore.ErrNotFound) {
+		t.Errorf("Last after Remove: %v, want ErrNotFound", err)
+	}
+	get(t, s, other, 4, "other")
+	if err := s.Remove(ctx, id(t, "never")); err != nil {
+		t.Errorf("Remove of an id without records: %v", err)
+	}
+	put(t, s, w, 5, "five", 0)
+	get(t, s, w, 5, "five")
 }
 
 func id(t *testing.T, s string) string { return t.Name() + "/" + s }
