@@ -32,10 +32,13 @@ func (x *BatchExecutor) EmitBatch(ctx context.Context, b Batch, c Collector) err
 	return x.spout.EmitBatch(ctx, b.Attempt, c)
 }
 
-// BeginCommit has nothing to do.
+// BeginCommit calls the spout's Commit if it is a BatchCommitter.
 func (x *BatchExecutor) BeginCommit(ctx context.Context, a txn.Attempt) error {
 	if x.closed {
 		return ErrClosed
+	}
+	if c, ok := x.spout.(BatchCommitter); ok {
+		return c.Commit(ctx, a)
 	}
 	return nil
 }

@@ -21,6 +21,20 @@ type Batcher interface {
 	Ack(ctx context.Context, txid txn.TxID) error
 }
 
+// BatchCommitter is a Batcher that takes part in the commit of its batches
+// (Storm's ICommitterTridentSpout): Commit is called in every task of the
+// source when attempt a enters its commit phase, in txid order, before
+// any state of the batch is written. An error fails the commit, which is
+// retried (Commit is then called again for the same txid: make it
+// idempotent). Use it for work that must succeed for the batch to commit
+// — reserving what the batch consumed upstream, say; work that must only
+// follow a commit (acknowledging upstream so that it may forget the
+// records) belongs in Ack, which runs once the batch committed.
+type BatchCommitter interface {
+	Batcher
+	Commit(ctx context.Context, a txn.Attempt) error
+}
+
 // Lister lists the partitions of a partitioned source (the allocator
 // half of Storm's partitioned spouts, getPartitionsForBatch). The result
 // need not be sorted; partitions may appear and disappear between calls.
