@@ -123,7 +123,6 @@ func letterSize(m kafkago.Message) int {
 // letters (some may have been written); a truncated letter that is
 // refused too fails it as reported.
 func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, tp topicPartition, from int64, bad []badRecord) error {
-	s.stats.decodeFailures.Add(uint64(len(bad)))
 	if s.dlq == nil {
 		// Validate requires a dead-letter topic with a Decoder; RawFields
 		// never fails. A custom decoder reached here only by a bug.
@@ -135,7 +134,7 @@ func (s *Spout) deadLetter(ctx context.Context, a txn.Attempt, tp topicPartition
 	todo := bad[:0:0]
 	for _, b := range bad {
 		if s.letters.has(tp, b.rec.Offset) {
-			s.stats.deadLettersSkipped.Add(1)
+			s.stats.letterSettled(false)
 			s.cfg.Logger.Info("kafka spout: record rejected by the decoder; its dead letter is already written",
 				"topic", b.rec.Topic, "partition", b.rec.Partition, "offset", b.rec.Offset, "txid", a.TxID,
 				"dead_letter_topic", s.cfg.DeadLetterTopic, "err", b.err)
@@ -316,7 +315,7 @@ func head(b []byte, n int) []byte {
 // counts it and, if it is a truncated letter, logs it.
 func (s *Spout) lettered(a txn.Attempt, from int64, b badRecord, letter kafkago.Message, truncated bool) {
 	s.letters.add(topicPartition{topic: b.rec.Topic, partition: b.rec.Partition}, from, b.rec.Offset)
-	s.stats.deadLettered.Add(1)
+	s.stats.letterSettled(true)
 	if !truncated {
 		return
 	}

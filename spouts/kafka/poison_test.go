@@ -185,8 +185,8 @@ func TestDeadLetterWriteFaults(t *testing.T) {
 	if err == nil || failure.KindOf(err) != failure.Retry || !errors.Is(err, kafkago.NotEnoughReplicas) {
 		t.Fatalf("emit with the dead-letter topic unavailable: %v (kind %v), want a retryable failure", err, failure.KindOf(err))
 	}
-	if st := sp.Stats(); st.DeadLettered != 0 || st.DecodeFailures != 2 {
-		t.Fatalf("stats %+v after a failed dead-letter write, want nothing dead-lettered", st)
+	if st := sp.Stats(); st.DeadLettered != 0 || st.DecodeFailures != 0 {
+		t.Fatalf("stats %+v after a failed dead-letter write, want nothing dead-lettered or counted yet", st)
 	}
 
 	// Letters over 2000 bytes refused for good: the big one is truncated,

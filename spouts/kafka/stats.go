@@ -11,7 +11,10 @@ import (
 type Stats struct {
 	// Emitted counts the records read and decoded into tuples.
 	Emitted uint64
-	// DecodeFailures counts the records the Decoder rejected.
+	// DecodeFailures counts the records the Decoder rejected, once their
+	// letter is in the dead-letter topic: it is always DeadLettered plus
+	// DeadLettersSkipped (a record whose letter could not be written yet
+	// counts when a replay writes it).
 	DecodeFailures uint64
 	// DecoderPanics counts the decode failures that were panics of the
 	// Decoder (recovered; they are also in DecodeFailures).
@@ -23,8 +26,7 @@ type Stats struct {
 	DeadLettersTruncated uint64
 	// DeadLettersSkipped counts the rejected records not written again
 	// because their letter is already in the dead-letter topic (a replay,
-	// or a restart after the letter was written): DecodeFailures is
-	// DeadLettered plus DeadLettersSkipped once the writes succeeded.
+	// or a restart after the letter was written).
 	// DeadLetterScans counts the times the spout read the dead-letter
 	// topic back to learn which letters are there.
 	DeadLettersSkipped uint64
@@ -51,14 +53,30 @@ type PartitionStats struct {
 }
 
 type stats struct {
-	emitted, decodeFailures, deadLettered atomic.Uint64
-	decoderPanics, deadLettersTruncated   atomic.Uint64
-	outOfRangeSkips, offsetsLost          atomic.Uint64
-	reconnects                            atomic.Uint64
-	deadLettersSkipped, deadLetterScans   atomic.Uint64
+	emitted                             atomic.Uint64
+	decoderPanics, deadLettersTruncated atomic.Uint64
+	outOfRangeSkips, offsetsLost        atomic.Uint64
+	reconnects, deadLetterScans         atomic.Uint64
 
 	mu         sync.Mutex
 	partitions map[string]PartitionStats
+	letters    letterCounts // under mu, so a snapshot never sees them disagree
+}
+
+// letterCounts are the rejected records and what became of their letters.
+type letterCounts struct{ decodeFailures, deadLettered, deadLettersSkipped uint64 }
+
+// letterSettled counts a rejected record whose letter is now in the
+// dead-letter topic: written by this call (written) or found there.
+func (s *stats) letterSettled(written bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.letters.decodeFailures++
+	if written {
+		s.letters.deadLettered++
+	} else {
+		s.letters.deadLettersSkipped++
+	}
 }
 
 func (s *stats) position(tp topicPartition, next, logEnd int64) {
@@ -75,17 +93,18 @@ func (s *Spout) Stats() Stats {
 	st := &s.stats
 	st.mu.Lock()
 	ps := maps.Clone(st.partitions)
+	letters := st.letters
 	st.mu.Unlock()
 	if ps == nil {
 		ps = map[string]PartitionStats{}
 	}
 	return Stats{
 		Emitted:              st.emitted.Load(),
-		DecodeFailures:       st.decodeFailures.Load(),
+		DecodeFailures:       letters.decodeFailures,
 		DecoderPanics:        st.decoderPanics.Load(),
-		DeadLettered:         st.deadLettered.Load(),
+		DeadLettered:         letters.deadLettered,
 		DeadLettersTruncated: st.deadLettersTruncated.Load(),
-		DeadLettersSkipped:   st.deadLettersSkipped.Load(),
+		DeadLettersSkipped:   letters.deadLettersSkipped,
 		DeadLetterScans:      st.deadLetterScans.Load(),
 		OutOfRangeSkips:      st.outOfRangeSkips.Load(),
 		OffsetsLost:          st.offsetsLost.Load(),
