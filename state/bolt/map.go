@@ -151,11 +151,31 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 	if len(keys) != len(vals) {
 		return state.ErrLength
 	}
+	return m.update(ctx, "put", keys, func(b *bbolt.Bucket, i int, k []byte) error {
+		v := vals[i]
+		if v == nil {
+			v = []byte{}
+		}
+		return b.Put(k, v)
+	})
+}
+
+// MultiDelete deletes the keys in one read-write transaction: all or none.
+// It is fenced like MultiPut.
+func (m *Map) MultiDelete(ctx context.Context, keys []state.Key) error {
+	return m.update(ctx, "delete", keys, func(b *bbolt.Bucket, _ int, k []byte) error { return b.Delete(k) })
+}
+
+// update applies write to each key in one read-write transaction, fenced:
+// the owner's generation is admitted in the transaction, so no write of
+// an older generation can commit after one of a newer generation was
+// admitted. A caller that gives up (ctx) rolls the transaction back.
+func (m *Map) update(ctx context.Context, op string, keys []state.Key, write func(b *bbolt.Bucket, i int, key []byte) error) error {
 	if m.closed.Load() {
-		return fmt.Errorf("bolt: %s: put: %w", m.name, state.ErrClosed)
+		return fmt.Errorf("bolt: %s: %s: %w", m.name, op, state.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return m.classify("put", err)
+		return m.classify(op, err)
 	}
 	if len(keys) == 0 {
 		return nil
@@ -165,8 +185,6 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 		if b == nil {
 			return bberrors.ErrBucketNotFound
 		}
-		// In the write transaction: no write of an older generation can
-		// commit after one of a newer generation was admitted.
 		if err := admitTx(ctx, tx, m.bucket, m.name); err != nil {
 			return err
 		}
@@ -176,57 +194,15 @@ func (m *Map) MultiPut(ctx context.Context, keys []state.Key, vals [][]byte) err
 					return err // rolls the transaction back
 				}
 			}
-			v := vals[i]
-			if v == nil {
-				v = []byte{}
-			}
-			if err := b.Put([]byte(k.Encoded()), v); err != nil {
+			if err := write(b, i, []byte(k.Encoded())); err != nil {
 				return fmt.Errorf("key %v: %w", k, err)
 			}
 		}
-		// Last check: a put whose caller gave up is not committed.
+		// Last check: a write whose caller gave up is not committed.
 		return ctx.Err()
 	})
 	if err != nil {
-		return m.classify("put", err)
-	}
-	return nil
-}
-
-// MultiDelete deletes the keys in one read-write transaction: all or none.
-// It is fenced like MultiPut.
-func (m *Map) MultiDelete(ctx context.Context, keys []state.Key) error {
-	if m.closed.Load() {
-		return fmt.Errorf("bolt: %s: delete: %w", m.name, state.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return m.classify("delete", err)
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	err := m.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(m.bucket)
-		if b == nil {
-			return bberrors.ErrBucketNotFound
-		}
-		if err := admitTx(ctx, tx, m.bucket, m.name); err != nil {
-			return err
-		}
-		for i, k := range keys {
-			if i%ctxCheckEvery == ctxCheckEvery-1 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if err := b.Delete([]byte(k.Encoded())); err != nil {
-				return fmt.Errorf("key %v: %w", k, err)
-			}
-		}
-		return ctx.Err()
-	})
-	if err != nil {
-		return m.classify("delete", err)
+		return m.classify(op, err)
 	}
 	return nil
 }
