@@ -78,25 +78,30 @@ func TestReconnectTellsARestartFromABlip(t *testing.T) {
 			t.Fatalf("after a blip: %+v", got)
 		}
 
-		// A blip under a write: the write's messages are lost.
+		// A blip under a write: the write's messages are lost (how many
+		// depends on how the client batched the three into writes).
 		lastConn().breakNow()
 		sendRange(t, cli, 1, 10, 13)
 		synctest.Wait()
 		got = hook.all()
-		if len(got) != 2 || got[1].Restarted() || got[1].Lost != 3 || !got[1].Lossy() {
+		if len(got) != 2 || got[1].Restarted() || got[1].Lost < 1 || got[1].Lost > 3 || !got[1].Lossy() {
 			t.Fatalf("after a broken write: %+v", got)
 		}
 
-		// The server restarts at the same address: a new incarnation.
+		// The server restarts at the same address: a new incarnation. The
+		// client sees the old connection end before it sends again.
 		srv.Close()
+		synctest.Wait()
 		scfg.Listener, scfg.Incarnation = mn.listen("server"), "second"
 		srv, err = Listen(t.Context(), scfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer srv.Close()
+		synctest.Wait()
+		delivered := rec.count()
 		sendRange(t, cli, 1, 13, 15)
-		rec.waitFor(t, 12)
+		rec.waitFor(t, delivered+2)
 		synctest.Wait()
 		got = hook.all()
 		if len(got) != 3 || !got[2].Restarted() || got[2].Previous != "first" || got[2].Incarnation != "second" || got[2].Lost != 0 {
