@@ -77,10 +77,13 @@ func (s *Supervisor) claim(ctx context.Context) (*concurrency.Session, error) {
 // it returns claim's error if the ID then belongs to another supervisor.
 func (s *Supervisor) keepRegistered(ctx context.Context, sess *concurrency.Session) error {
 	key := s.keys.Supervisor(s.cfg.ID)
-	for {
+	for first := true; ; first = false {
 		s.mu.Lock()
 		s.session = sess
 		s.mu.Unlock()
+		if !first {
+			s.republishCrashes(ctx, sess)
+		}
 		wctx, cancel := context.WithCancel(ctx)
 		deleted := s.watchDelete(wctx, key)
 		select {

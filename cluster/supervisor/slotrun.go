@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/squallstream/squall/cluster/codestore"
 	"github.com/squallstream/squall/cluster/meta"
@@ -79,17 +81,18 @@ func (s *Supervisor) runSlot(ctx, life context.Context, r *slotRun, prev <-chan 
 	if reported {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		s.cfg.Client.Delete(dctx, s.keys.Crash(r.work.Topology, slot))
+		s.forgetCrash(dctx, s.keys.Crash(r.work.Topology, slot))
 	}
 }
 
 // follow executes a slot's actions (reports, back-offs) and reports
-// whether a crash report was stored.
+// whether it reported crashes.
 func (s *Supervisor) follow(ctx context.Context, acts []action) (reported bool) {
 	for _, a := range acts {
 		switch a.Kind {
 		case actReport:
-			reported = s.report(ctx, a.Crash) || reported
+			s.report(ctx, a.Crash)
+			reported = true
 		case actBackOff:
 			s.sleep(ctx, a.Wait)
 		}
@@ -107,20 +110,47 @@ func waitOf(acts []action) time.Duration {
 	return 0
 }
 
-// report stores a slot's crash counts under the registration lease.
-func (s *Supervisor) report(ctx context.Context, c meta.Crash) bool {
+// report stores a slot's crash counts under the registration lease, and
+// remembers them: a lost lease takes the key with it, and the next
+// registration publishes them again (republishCrashes).
+func (s *Supervisor) report(ctx context.Context, c meta.Crash) {
+	key := s.keys.Crash(c.Topology, c.Slot)
 	s.mu.Lock()
+	if s.crashes == nil {
+		s.crashes = map[string]meta.Crash{}
+	}
+	s.crashes[key] = c
 	sess := s.session
 	s.mu.Unlock()
-	if sess == nil {
-		return false
+	if sess != nil { // else published when the supervisor registers again
+		s.putCrash(ctx, sess, key, c)
 	}
-	_, err := s.cfg.Client.Put(ctx, s.keys.Crash(c.Topology, c.Slot), meta.Encode(c), clientv3.WithLease(sess.Lease()))
-	if err != nil {
+}
+
+// putCrash writes one crash report under sess's lease.
+func (s *Supervisor) putCrash(ctx context.Context, sess *concurrency.Session, key string, c meta.Crash) {
+	if _, err := s.cfg.Client.Put(ctx, key, meta.Encode(c), clientv3.WithLease(sess.Lease())); err != nil {
 		s.log.Warn("supervisor: reporting crashes failed", "err", err)
-		return false
 	}
-	return true
+}
+
+// forgetCrash deletes a slot's crash report, in etcd and in memory.
+func (s *Supervisor) forgetCrash(ctx context.Context, key string) {
+	s.mu.Lock()
+	delete(s.crashes, key)
+	s.mu.Unlock()
+	s.cfg.Client.Delete(ctx, key)
+}
+
+// republishCrashes writes the remembered crash reports under sess, the
+// lease of a new registration.
+func (s *Supervisor) republishCrashes(ctx context.Context, sess *concurrency.Session) {
+	s.mu.Lock()
+	reports := maps.Clone(s.crashes)
+	s.mu.Unlock()
+	for key, c := range reports {
+		s.putCrash(ctx, sess, key, c)
+	}
 }
 
 // start fetches the artifact if needed and starts the worker.

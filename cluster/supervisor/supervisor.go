@@ -195,7 +195,8 @@ type Supervisor struct {
 	session  *concurrency.Session
 	verified map[codestore.Digest]bool
 	fetching map[codestore.Digest]*sync.Mutex
-	epochs   map[string]int64 // topology → epoch of its signed assignment
+	epochs   map[string]int64      // topology → epoch of its signed assignment
+	crashes  map[string]meta.Crash // key → the slot's last crash report, published again under a new lease
 
 	refused atomic.Int64 // assignments refused (unsigned, badly signed)
 
