@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -190,13 +191,22 @@ func runList(ctx context.Context, p *Program, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(ts)
 	}
-	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
+	return writeList(p.Stdout, ts)
+}
+
+// writeList prints the topologies as a table, then, for each topology the
+// scheduler could not place, why (the assignment's Unscheduled).
+func writeList(w io.Writer, ts []nimbus.TopologyInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tWORKERS\tASSIGNED\tRUNNING\tCOMMITTED\tCRASHES\tERRORS\tARTIFACT")
 	for _, t := range ts {
 		var assigned, running []string
 		if t.Assignment != nil {
 			for _, w := range t.Assignment.Workers {
 				assigned = append(assigned, w.Slot.String())
+			}
+			if t.Assignment.Unscheduled != "" {
+				assigned = []string{"unscheduled"}
 			}
 		}
 		for _, w := range t.Workers {
@@ -217,7 +227,17 @@ func runList(ctx context.Context, p *Program, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%.12s\n", t.Spec.Topology, t.Spec.Status, t.Spec.Workers,
 			orDash(strings.Join(assigned, ",")), orDash(strings.Join(running, ",")), committed, crashes, errs, t.Spec.Artifact)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Assignment != nil && t.Assignment.Unscheduled != "" {
+			if _, err := fmt.Fprintf(w, "%s: not scheduled: %s\n", t.Spec.Topology, t.Assignment.Unscheduled); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func orDash(s string) string {
