@@ -39,7 +39,9 @@ func stageTaskOf(t *testing.T, tt *Topology, n *node) *stageTask {
 	for _, stage := range p.Stages {
 		for _, pn := range stage.Nodes {
 			if nodeOf(pn) == n {
-				return newStageTask(p, stage, tt.nodes, &Config{}, nil)
+				st := newStageTask(p, stage, tt.nodes, &Config{}, nil)
+				st.task = &runtime.Task{Stage: stage, NumTasks: stage.Parallelism} // its first task, as Prepare sets it
+				return st
 			}
 		}
 	}

@@ -1,10 +1,8 @@
 package nimbus
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +17,8 @@ import (
 // nimbus keeps scheduling the others, and once a supervisor large enough
 // registers the topology runs there.
 func TestTopologyTooBigIsRefused(t *testing.T) {
-	cli := etcdtest.Client(t, etcdtest.Embedded(t))
-	n, err := New(Config{Client: cli, Prefix: "/s", ID: "n1", CodeDir: t.TempDir(), TTL: time.Second,
-		ScheduleDelay: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { n.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	_, cli, _, put := schedulingNimbus(t, slog.LevelError)
 	k := meta.New("/s")
-	put := func(key string, v any) {
-		if _, err := cli.Put(ctx, key, meta.Encode(v)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	put(k.Supervisor("small"), meta.SupervisorInfo{ID: "small", Ports: []int{1, 2}, Capacity: meta.Resources{CPU: 200, MemoryMB: 2048}})
 	// Two workers; the largest share needs 300% CPU and 1024 MB.
 	big := &meta.Demand{Executors: []meta.Resources{{CPU: 300, MemoryMB: 1024}, {CPU: 100, MemoryMB: 512}}}

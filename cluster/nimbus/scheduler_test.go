@@ -11,28 +11,15 @@ import (
 
 	"github.com/squallstream/squall/cluster/internal/etcdtest"
 	"github.com/squallstream/squall/cluster/meta"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // TestSchedulingLoop drives the leader's loop through etcd: placement,
 // a supervisor gone while its worker lives (kept), node death (moved), a
 // slot whose worker keeps failing (moved), kill (unassigned).
 func TestSchedulingLoop(t *testing.T) {
-	cli := etcdtest.Client(t, etcdtest.Embedded(t))
-	n, err := New(Config{Client: cli, Prefix: "/s", ID: "n1", CodeDir: t.TempDir(), TTL: time.Second,
-		ScheduleDelay: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { n.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	n, cli, ctx, put := schedulingNimbus(t, slog.LevelWarn)
 	k := meta.New("/s")
-	put := func(key string, v any) {
-		if _, err := cli.Put(ctx, key, meta.Encode(v)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, id := range []string{"s1", "s2"} {
 		put(k.Supervisor(id), meta.SupervisorInfo{ID: id, Ports: []int{1}})
 	}
@@ -94,4 +81,29 @@ func mustGet(t *testing.T, n *Nimbus, key string) (string, int64) {
 		t.Fatalf("get %s: %v", key, err)
 	}
 	return string(resp.Kvs[0].Value), resp.Kvs[0].ModRevision
+}
+
+// schedulingNimbus runs nimbus n1 on an embedded etcd under the prefix /s
+// until the test ends, logging at level and above, and returns it, the
+// etcd client, a context ended with the test, and a put of an encoded
+// record.
+func schedulingNimbus(t *testing.T, level slog.Level) (*Nimbus, *clientv3.Client, context.Context, func(key string, v any)) {
+	t.Helper()
+	cli := etcdtest.Client(t, etcdtest.Embedded(t))
+	n, err := New(Config{Client: cli, Prefix: "/s", ID: "n1", CodeDir: t.TempDir(), TTL: time.Second,
+		ScheduleDelay: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { n.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	put := func(key string, v any) {
+		t.Helper()
+		if _, err := cli.Put(ctx, key, meta.Encode(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n, cli, ctx, put
 }
