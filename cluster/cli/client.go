@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,11 +73,19 @@ func runSubmit(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	name := pos[0]
-	if _, err := p.Registry.Lookup(name); err != nil {
+	t, err := p.Registry.Lookup(name)
+	if err != nil {
 		return err
 	}
 	if *workers < 1 {
 		return usageError("--workers %d: want at least 1", *workers)
+	}
+	// What the topology needs of the supervisors, from the loads it
+	// declares: computed here, where its code is, by building it for
+	// planning only (worker.Env.Planning); the nimbus never builds it.
+	demand, err := planDemand(t, *workers, slog.New(slog.NewTextHandler(p.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
 	}
 	exe, err := p.Executable()
 	if err != nil {
@@ -87,11 +96,15 @@ func runSubmit(ctx context.Context, p *Program, args []string) error {
 		return err
 	}
 	defer done()
-	s, err := nc.Submit(ctx, name, *workers, Fingerprint(name), exe)
+	s, err := nc.Submit(ctx, name, *workers, Fingerprint(name), demand, exe)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(p.Stdout, "submitted %s: artifact %s, %d worker(s), %s\n", s.Topology, s.Artifact, s.Workers, s.Status)
+	if need, ok := largestShare(s.Demand, s.Workers); ok {
+		fmt.Fprintf(p.Stdout, "  it declares loads: each worker is placed where %d%% CPU and %d MB are free"+
+			" (see squall list if it is not scheduled)\n", need.CPU, need.MemoryMB)
+	}
 	return nil
 }
 

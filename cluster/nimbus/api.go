@@ -25,7 +25,8 @@ import (
 // Misdirected Request with the leader's ID, which is the leader's address
 // (Client follows it). Every write is fenced (Leadership.Write).
 //
-//	POST   /api/topologies/{name}?workers=N&fingerprint=F   body: the artifact   submit (or upgrade)
+//	POST   /api/topologies/{name}?workers=N&fingerprint=F   body: the artifact   submit (or upgrade);
+//	                                                        header Squall-Demand: the demand (demand.go)
 //	DELETE /api/topologies/{name}                                                kill
 //	POST   /api/topologies/{name}/activate
 //	POST   /api/topologies/{name}/deactivate
@@ -58,16 +59,29 @@ func checkWorkers(n int) error {
 	return nil
 }
 
-// SubmitTopology uploads a topology's artifact (waiting for its
+// SubmitTopology is SubmitTopologyDemand for a topology that declares no
+// load.
+func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, fingerprint string, code io.Reader) (meta.Spec, error) {
+	return n.SubmitTopologyDemand(ctx, name, workers, fingerprint, nil, code)
+}
+
+// SubmitTopologyDemand uploads a topology's artifact (waiting for its
 // replication) and records its spec as active, keeping the status,
 // rebalance count and owner of an earlier submission (an upgrade). The
-// owner of a new topology is the identity of ctx's request, if the
-// nimbus has certificates (httpguard.IdentityFrom). Leader only.
-func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, fingerprint string, code io.Reader) (meta.Spec, error) {
+// spec's Demand becomes demand (nil: the topology declares no load),
+// replacing an earlier submission's; CheckDemand refuses a bad one
+// before anything is uploaded. The owner of a new topology is the
+// identity of ctx's request, if the nimbus has certificates
+// (httpguard.IdentityFrom). Leader only.
+func (n *Nimbus) SubmitTopologyDemand(ctx context.Context, name string, workers int, fingerprint string, demand *meta.Demand,
+	code io.Reader) (meta.Spec, error) {
 	if err := meta.CheckName("topology", name); err != nil {
 		return meta.Spec{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := checkWorkers(workers); err != nil {
+		return meta.Spec{}, err
+	}
+	if err := CheckDemand(demand); err != nil {
 		return meta.Spec{}, err
 	}
 	dg, err := n.Submit(ctx, name, code)
@@ -84,7 +98,7 @@ func (n *Nimbus) SubmitTopology(ctx context.Context, name string, workers int, f
 				s.Owner = id.String()
 			}
 		}
-		s.Artifact, s.Fingerprint, s.Workers = dg.String(), fingerprint, max(workers, 1)
+		s.Artifact, s.Fingerprint, s.Workers, s.Demand = dg.String(), fingerprint, max(workers, 1), demand
 		return nil
 	})
 }
@@ -278,6 +292,8 @@ func writeError(w http.ResponseWriter, err error) {
 		e.Kind, e.Leader, code = "not_leader", nl.Leader, http.StatusMisdirectedRequest
 	case errors.Is(err, ErrNotFound):
 		e.Kind, code = "not_found", http.StatusNotFound
+	case errors.Is(err, ErrDemandTooLarge):
+		e.Kind, code = "invalid", http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrInvalid):
 		e.Kind, code = "invalid", http.StatusBadRequest
 	case errors.Is(err, ErrForbidden):
@@ -313,11 +329,15 @@ func (n *Nimbus) apiHandler() http.Handler {
 		if err == nil {
 			err = n.authorize(r.Context(), ActionSubmit, r.PathValue("name"))
 		}
+		var demand *meta.Demand
+		if err == nil {
+			demand, err = DecodeDemand(r.Header.Get(DemandHeader))
+		}
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		s, err := n.SubmitTopology(r.Context(), r.PathValue("name"), workers, r.URL.Query().Get("fingerprint"), r.Body)
+		s, err := n.SubmitTopologyDemand(r.Context(), r.PathValue("name"), workers, r.URL.Query().Get("fingerprint"), demand, r.Body)
 		if err != nil {
 			writeError(w, err)
 			return

@@ -103,6 +103,11 @@ func (c *Client) Leader(ctx context.Context) (string, error) {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body func() (io.ReadCloser, error), out any) error {
+	return c.doHeader(ctx, method, path, nil, body, out)
+}
+
+// doHeader is do with the request's headers h added.
+func (c *Client) doHeader(ctx context.Context, method, path string, h http.Header, body func() (io.ReadCloser, error), out any) error {
 	hc, scheme := c.httpClient()
 	var lastErr error
 	wait := 200 * time.Millisecond
@@ -135,6 +140,11 @@ func (c *Client) do(ctx context.Context, method, path string, body func() (io.Re
 				rd.Close()
 			}
 			return err
+		}
+		for k, vs := range h {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -188,11 +198,23 @@ func decode(addr string, resp *http.Response, out any) error {
 	return nil
 }
 
-// Submit uploads the file at artifact as topology name's code.
-func (c *Client) Submit(ctx context.Context, name string, workers int, fingerprint, artifact string) (meta.Spec, error) {
+// Submit uploads the file at artifact as topology name's code, with its
+// demand (nil: the topology declares no load), which replaces the one of
+// an earlier submission. A demand EncodeDemand refuses is refused here,
+// before anything is sent.
+func (c *Client) Submit(ctx context.Context, name string, workers int, fingerprint string, demand *meta.Demand,
+	artifact string) (meta.Spec, error) {
 	var s meta.Spec
+	dh, err := EncodeDemand(demand)
+	if err != nil {
+		return s, fmt.Errorf("submitting %s: %w", name, err)
+	}
+	var h http.Header
+	if dh != "" {
+		h = http.Header{DemandHeader: {dh}}
+	}
 	q := url.Values{"workers": {strconv.Itoa(workers)}, "fingerprint": {fingerprint}}
-	err := c.do(ctx, http.MethodPost, "/api/topologies/"+url.PathEscape(name)+"?"+q.Encode(),
+	err = c.doHeader(ctx, http.MethodPost, "/api/topologies/"+url.PathEscape(name)+"?"+q.Encode(), h,
 		func() (io.ReadCloser, error) { return os.Open(artifact) }, &s)
 	return s, err
 }

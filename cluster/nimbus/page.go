@@ -39,12 +39,13 @@ nimbuses campaigning: {{range $i, $n := .Nimbuses}}{{if $i}}, {{end}}{{$n}}{{els
 <h2>Topologies</h2>
 <table><tr><th>name</th><th>status</th><th>workers</th><th>epoch</th><th>committed</th><th>generation</th><th>crashes</th></tr>
 {{range .Topologies}}<tr><td>{{.Spec.Topology}}</td><td>{{.Spec.Status}}</td>
-<td>{{len .Workers}} running of {{.Spec.Workers}}</td>
+<td>{{if .Assignment}}{{if .Assignment.Unscheduled}}unscheduled: {{end}}{{end}}{{len .Workers}} running of {{.Spec.Workers}}</td>
 <td>{{if .Assignment}}{{.Assignment.Epoch}}{{end}}</td>
 <td>{{if .Status}}{{.Status.Committed}}{{else}}-{{end}}</td>
 <td>{{if .Status}}{{.Status.Generation}}{{else}}-{{end}}</td>
 <td>{{range .Crashes}}{{.Slot.Supervisor}}:{{.Slot.Port}} {{.Crashes}} ({{.Last}}) {{end}}</td></tr>
-{{range .Errors}}{{$slot := .Slot}}{{range .Errors}}<tr class="err"><td colspan="7">{{.Time.Format "15:04:05"}} {{$slot.Supervisor}}:{{$slot.Port}} {{.Component}} task {{.Task}}: {{.Error}}</td></tr>
+{{if .Assignment}}{{if .Assignment.Unscheduled}}<tr class="err"><td colspan="7">not scheduled: {{.Assignment.Unscheduled}}</td></tr>
+{{end}}{{end}}{{range .Errors}}{{$slot := .Slot}}{{range .Errors}}<tr class="err"><td colspan="7">{{.Time.Format "15:04:05"}} {{$slot.Supervisor}}:{{$slot.Port}} {{.Component}} task {{.Task}}: {{.Error}}</td></tr>
 {{end}}{{end}}{{else}}<tr><td colspan="7">none submitted</td></tr>{{end}}
 </table>
 <h2>Supervisors</h2>

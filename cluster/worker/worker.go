@@ -56,11 +56,20 @@ import (
 )
 
 // Topology is one topology of a program's registry: its name and how to
-// build it. Build runs in every worker of the topology (and nowhere else),
-// so it must build the same topology each time.
+// build it. Build runs in every worker of the topology, and once more at
+// submit, on the client, to plan (Env.Planning); it must build the same
+// topology each time.
 type Topology struct {
 	Name string
-	// Build returns the topology and its configuration. Config.Store is
+	// Build returns the topology and its configuration. When Env.Planning
+	// is set, Build runs at submit, on the client, only so that the
+	// command can compute what the topology needs of the supervisors
+	// (trident.Topology.Demand, from the CPULoad and MemoryLoad its
+	// streams declare): nothing will run, so it must open no connection
+	// (no session, client or spout that dials) and need no service; it
+	// must still declare the same streams, parallelism and loads, with
+	// stand-ins for what it would open. An error then fails the submit.
+	// Config.Store is
 	// the coordination store: nil means the cluster's own etcd
 	// (trident/coordstore/etcdstore, under the cluster's prefix), shared
 	// by every machine and fenced. A Store given here must be shared by
@@ -72,11 +81,15 @@ type Topology struct {
 // Env is what Build learns about where it runs.
 type Env struct {
 	Dev     bool      // running under `dev`: one machine, embedded etcd
-	DataDir string    // this worker's directory (its slot's)
-	Slot    meta.Slot // where the worker runs
+	DataDir string    // this worker's directory (its slot's); "" when Planning
+	Slot    meta.Slot // where the worker runs; zero when Planning
 	Share   int       // the worker's share of the topology, 0 to Shares-1; 0 runs the master coordinator
-	Shares  int       // the topology's workers in this epoch
-	Logger  *slog.Logger
+	Shares  int       // the topology's workers in this epoch (when Planning: the workers asked for)
+	// Planning says Build runs at submit, on the client, to compute the
+	// topology's demand (trident.Topology.Demand); nothing will run:
+	// open no connections. See Topology.Build.
+	Planning bool
+	Logger   *slog.Logger
 
 	closers *[]io.Closer // CloseAtStop's list; nil outside a worker
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall"
+	"github.com/squallstream/squall/spouts/kafka"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident"
 )
@@ -49,6 +50,13 @@ type clusterSettings struct {
 // parseClusterSettings reads the settings from getenv: the flags' own
 // defaults first (the service variables), then ROOMPRESENCE_<FLAG>.
 func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) {
+	return parseClusterSettingsFor(getenv, false)
+}
+
+// parseClusterSettingsFor is parseClusterSettings; when planning (a
+// submit, on the client: see squall.Env.Planning) the services need not
+// be set, as nothing connects to them.
+func parseClusterSettingsFor(getenv func(string) string, planning bool) (*clusterSettings, error) {
 	var s clusterSettings
 	fs := flag.NewFlagSet("roompresence worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -73,6 +81,13 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 	if err := s.o.validate(); err != nil {
 		return nil, err
 	}
+	if s.tasks < 1 || s.batchRecords < 1 || s.batchEvery < 0 {
+		return nil, fmt.Errorf("%sTASKS and %sBATCH_RECORDS must be positive, %sBATCH_INTERVAL not negative",
+			clusterEnvPrefix, clusterEnvPrefix, clusterEnvPrefix)
+	}
+	if planning {
+		return &s, nil
+	}
 	if err := s.o.requireKafka("the cluster topology"); err != nil {
 		return nil, err
 	}
@@ -81,10 +96,6 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 		// run the topology (a restart elsewhere) must share the results.
 		return nil, fmt.Errorf("the cluster topology needs Cassandra: set %s (or %sCASSANDRA) in the supervisors' environment", cassandraVar, clusterEnvPrefix)
 	}
-	if s.tasks < 1 || s.batchRecords < 1 || s.batchEvery < 0 {
-		return nil, fmt.Errorf("%sTASKS and %sBATCH_RECORDS must be positive, %sBATCH_INTERVAL not negative",
-			clusterEnvPrefix, clusterEnvPrefix, clusterEnvPrefix)
-	}
 	return &s, nil
 }
 
@@ -92,8 +103,12 @@ func parseClusterSettings(getenv func(string) string) (*clusterSettings, error) 
 // the cluster's default, the cluster's etcd: Config.Store stays nil. The
 // results go to Cassandra (the presence table and room_timelines, as with
 // the run command). The worker closes the Cassandra session and the spout
-// (which flushes its consumer-group mirror) when it stops.
+// (which flushes its consumer-group mirror) when it stops. At a submit
+// (env.Planning) it opens nothing: see planCluster.
 func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology, trident.Config, error) {
+	if env.Planning {
+		return planCluster(env, getenv)
+	}
 	s, err := parseClusterSettings(getenv)
 	if err != nil {
 		return nil, trident.Config{}, err
@@ -133,6 +148,30 @@ func buildCluster(env squall.Env, getenv func(string) string) (*trident.Topology
 	cfg := trident.Config{MaxBatchesInFlight: 2, BatchEmitInterval: s.batchEvery, Store: clusterStore(env)}
 	cfg.Topology.Logger = env.Logger
 	cfg.Topology.RestartMinBackoff = 50 * time.Millisecond
+	return tt, cfg, nil
+}
+
+// planCluster builds the topology as a submit plans it (squall.Env.Planning,
+// on the client, to compute what it needs of the supervisors): the same
+// streams and parallelism as buildCluster, from the settings of the
+// submitting environment, with stand-ins for the Kafka spout and the
+// Cassandra tables, which nothing opens. No session, client or spout is
+// created.
+func planCluster(env squall.Env, getenv func(string) string) (*trident.Topology, trident.Config, error) {
+	s, err := parseClusterSettingsFor(getenv, true)
+	if err != nil {
+		return nil, trident.Config{}, err
+	}
+	tasks := max(s.tasks, 1)
+	unopened := func(context.Context, int, int) (state.BackingMap[[]byte], error) {
+		return nil, errors.New("roompresence: a planned topology opens no state")
+	}
+	tt := trident.NewTopology("roompresence")
+	src := trident.OpaqueSource[kafka.Meta](decoder.Fields(), nil, nil) // never opened: nothing runs
+	events := tt.NewStream("room-events", src.Parallelism(tasks))
+	pipeline{timelines: unopened, faults: s.faults.injector(), tasks: tasks}.build(tt, events)
+	cfg := trident.Config{MaxBatchesInFlight: 2, BatchEmitInterval: s.batchEvery}
+	cfg.Topology.Logger = env.Logger
 	return tt, cfg, nil
 }
 
