@@ -9,8 +9,12 @@ import (
 
 // KeyLister is a backing map that can list the keys it holds. It is
 // optional, found by type assertion: Memory and bolt maps list their
-// keys, LRU lists the keys of the map it wraps; Cassandra maps do not
-// (that would scan a whole table, every partition's keys).
+// keys (one map per partition), LRU lists the keys of the map it wraps,
+// and a Cassandra map lists the keys of its partition by scanning the
+// table every partition shares (a full table scan per partition per
+// listing; see state/cassandra's Map.Keys). A map of one partition of a
+// state lists that partition's keys only, so that listing every
+// partition yields each key once.
 //
 // The map flavours (opaque, transactional, non-transactional) list what
 // they hold through it: see Tuples.

@@ -17,6 +17,7 @@ const (
 	DefaultTimeout        = 10 * time.Second
 	DefaultConnectTimeout = 10 * time.Second
 	DefaultRetries        = 2
+	DefaultKeysPageSize   = 1000
 )
 
 // Config configures Connect. Zero values take the documented defaults;
@@ -60,6 +61,9 @@ type Config struct {
 	// once, across all its maps. Zero means 128 (storm-cassandra's default
 	// with the Java driver's defaults).
 	MaxInFlight int
+	// KeysPageSize is how many rows one request of a map's Keys (a paged
+	// scan of its whole table) reads. Zero means 1000.
+	KeysPageSize int
 
 	// Username and Password, when Username is set, authenticate with
 	// PasswordAuthenticator.
@@ -124,6 +128,9 @@ func (c Config) Validate() error {
 	if c.MaxInFlight < 0 || c.ConnsPerHost < 0 {
 		bad("negative MaxInFlight %d or ConnsPerHost %d", c.MaxInFlight, c.ConnsPerHost)
 	}
+	if c.KeysPageSize < 0 {
+		bad("negative KeysPageSize %d", c.KeysPageSize)
+	}
 	if c.Username == "" && c.Password != "" {
 		bad("Password without Username")
 	}
@@ -173,6 +180,13 @@ func (c Config) maxInFlight() int {
 		return DefaultMaxInFlight
 	}
 	return c.MaxInFlight
+}
+
+func (c Config) keysPageSize() int {
+	if c.KeysPageSize == 0 {
+		return DefaultKeysPageSize
+	}
+	return c.KeysPageSize
 }
 
 func (c Config) logger() *slog.Logger {

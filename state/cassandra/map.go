@@ -23,6 +23,8 @@ type Map struct {
 	t     *Table
 	fence *fence
 	owner state.Fence // the fence the map was opened with; zero: unfenced
+	part  int         // the partition Keys lists, of parts (Backing)
+	parts int         // 0 or 1: every key of the table (Open)
 }
 
 var (

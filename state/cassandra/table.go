@@ -66,10 +66,18 @@ func (t *Table) Open(ctx context.Context) (*Map, error) {
 // worker's restart, takes a new fencing epoch; with the owner's fence in
 // ctx, as the Trident runtime passes it, a superseded owner's call fails
 // (see Open).
+//
+// The map's Keys lists the keys of its partition only, the share of the
+// table trident routes to it (see Map.Keys). partition must be in
+// [0, numPartitions).
 func (t *Table) Backing(ctx context.Context, partition, numPartitions int) (state.BackingMap[[]byte], error) {
+	if numPartitions < 1 || partition < 0 || partition >= numPartitions {
+		return nil, fmt.Errorf("%w: %s: partition %d of %d", ErrConfig, t.name, partition, numPartitions)
+	}
 	m, err := t.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
+	m.part, m.parts = partition, numPartitions
 	return m, nil
 }
