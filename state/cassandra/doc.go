@@ -30,6 +30,14 @@
 // MultiPut of one map over an earlier one, whatever order the writes
 // arrive in (see fence.go and docs/cassandra.md).
 //
+// # Listing
+//
+// A Map is a state.KeyLister, so ops.TupleCollectionGet reads a whole
+// state held in Cassandra: the map of one partition (Backing) scans the
+// table every partition shares, a page at a time, and keeps the keys
+// trident's fields grouping routes to it, so each key is listed once. A
+// query costs a full table scan per partition (see Map.Keys).
+//
 // # Errors
 //
 // Timeouts, unavailable or overloaded replicas and lost connections are
