@@ -166,6 +166,10 @@ func TestSubmitCarriesTheDemand(t *testing.T) {
 		!strings.Contains(body, "too large") {
 		t.Errorf("an oversized demand: %d %s", code, body)
 	}
+	if _, err := n.SubmitTopologyDemand(ctx, "big", 1, "fp", &meta.Demand{Master: meta.Resources{MemoryMB: -1}},
+		bytes.NewReader([]byte("code"))); !errors.Is(err, ErrInvalid) {
+		t.Errorf("SubmitTopologyDemand of a negative demand: %v", err)
+	}
 	v, _ := mustGet(t, n, k.Spec("big"))
 	var spec meta.Spec
 	if json.Unmarshal([]byte(v), &spec) != nil || spec.Demand == nil || spec.Demand.Executors[0].CPU != 150 {
