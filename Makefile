@@ -60,6 +60,19 @@ ROUNDS ?= 2
 bench-pipeline:
 	bench/pipeline.sh --events $(EVENTS) --rounds $(ROUNDS)
 
+## soak: room presence for SOAK_DURATION (default 30m) on the embedded
+##       defaults (no Java, no services) with injected retryable failures
+##       and worker panics, fed 2,000 events/s (bench/soak): prints the
+##       run's resident set and goroutines every SOAK_INTERVAL (default 1m),
+##       then fails if either grows from the middle third to the last or if
+##       verify finds a mismatch. The short run: SOAK_DURATION=3m
+##       SOAK_INTERVAL=15s make soak (about 4 minutes).
+.PHONY: soak
+SOAK_DURATION ?= 30m
+SOAK_INTERVAL ?= 1m
+soak:
+	$(GO) run ./bench/soak -duration $(SOAK_DURATION) -interval $(SOAK_INTERVAL)
+
 ## lint: gofmt, go vet and staticcheck must be clean. staticcheck is
 ##       pinned (STATICCHECK_VERSION) and built through the Go module proxy
 ##       into .tools/ on first use.
