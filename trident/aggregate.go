@@ -3,6 +3,8 @@ package trident
 import (
 	"slices"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/txn"
 )
@@ -37,7 +39,7 @@ func aggregateNode[S any](s *Stream, op string, group, input Fields, agg Aggrega
 		}
 	}
 	a := &aggregatorOf[S]{agg: agg, group: s.n.sch.indexes(group), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
-	n := &node{op: &aggregateOp{agg: a}, parent: s.n,
+	n := &node{op: &exec.Aggregate{Agg: a}, parent: s.n,
 		sch: newSchema(append(slices.Clone(group), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
@@ -57,7 +59,7 @@ func (a combining[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) {
 	return a.c.Combine(acc, v), nil
 }
 func (a combining[V]) Complete(acc V, out Collector) error { out.Emit(acc); return nil }
-func (a combining[V]) BorrowsTuples() bool                 { return borrowsTuples(a.c) }
+func (a combining[V]) BorrowsTuples() bool                 { return exec.Borrows(a.c) }
 
 // Reducing runs a ReducerAggregator as an Aggregator that emits the reduced
 // value of a batch (or group) once, in Complete.
@@ -68,29 +70,9 @@ type reducing[V any] struct{ r ReducerAggregator[V] }
 func (a reducing[V]) Init(txn.Attempt, Collector) (V, error)           { return a.r.Init(), nil }
 func (a reducing[V]) Aggregate(acc V, t Tuple, _ Collector) (V, error) { return a.r.Reduce(acc, t) }
 func (a reducing[V]) Complete(acc V, out Collector) error              { out.Emit(acc); return nil }
-func (a reducing[V]) BorrowsTuples() bool                              { return borrowsTuples(a.r) }
+func (a reducing[V]) BorrowsTuples() bool                              { return exec.Borrows(a.r) }
 
-// aggregator is the type-erased aggregation of a node.
-type aggregator interface {
-	// newBatch starts a batch whose groups emit through out(group): the
-	// group's values followed by what the aggregator emits. ofNothing
-	// says whether an ungrouped aggregation that saw no tuple completes
-	// once anyway (false in the tasks of a global aggregation that get
-	// none of the batch).
-	newBatch(a txn.Attempt, out func(group []any) Collector, ofNothing bool) aggregateBatch
-	// borrows reports whether the aggregator keeps nothing of the tuples
-	// it is passed (see TupleBorrower).
-	borrows() bool
-}
-
-// aggregateBatch is one batch's aggregation state in one task.
-type aggregateBatch interface {
-	// add folds a tuple of the parent (values) into its group.
-	add(values []any) error
-	// complete ends every group, in the order they appeared.
-	complete() error
-}
-
+// aggregatorOf runs an Aggregator for the processor (exec.Aggregator).
 type aggregatorOf[S any] struct {
 	agg   Aggregator[S]
 	group []int
@@ -98,11 +80,11 @@ type aggregatorOf[S any] struct {
 	inSch *schema
 }
 
-func (a *aggregatorOf[S]) newBatch(at txn.Attempt, out func(group []any) Collector, ofNothing bool) aggregateBatch {
-	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: newGroupIndex[groupState[S]]()}
+func (a *aggregatorOf[S]) NewBatch(at txn.Attempt, out func(group []any) Collector, ofNothing bool) exec.AggregateBatch {
+	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: exec.NewGroupIndex[groupState[S]]()}
 }
 
-func (a *aggregatorOf[S]) borrows() bool { return borrowsTuples(a.agg) }
+func (a *aggregatorOf[S]) BorrowsTuples() bool { return exec.Borrows(a.agg) }
 
 type groupState[S any] struct {
 	group []any
@@ -115,11 +97,11 @@ type aggregateBatchOf[S any] struct {
 	attempt   txn.Attempt
 	out       func(group []any) Collector
 	ofNothing bool // an ungrouped aggregation of no tuple completes once
-	groups    groupIndex[groupState[S]]
+	groups    exec.GroupIndex[groupState[S]]
 }
 
-func (b *aggregateBatchOf[S]) add(values []any) error {
-	g, _, err := b.groups.find(values, b.op.group, func(group []any, _ state.Key) (*groupState[S], error) {
+func (b *aggregateBatchOf[S]) Add(values []any) error {
+	g, _, err := b.groups.Find(values, b.op.group, func(group []any, _ state.Key) (*groupState[S], error) {
 		out := b.out(group)
 		acc, err := b.op.agg.Init(b.attempt, out)
 		return &groupState[S]{group: group, out: out, acc: acc}, err
@@ -132,8 +114,8 @@ func (b *aggregateBatchOf[S]) add(values []any) error {
 	return err
 }
 
-func (b *aggregateBatchOf[S]) complete() error {
-	if len(b.op.group) == 0 && len(b.groups.order) == 0 && b.ofNothing {
+func (b *aggregateBatchOf[S]) Complete() error {
+	if len(b.op.group) == 0 && len(b.groups.Order) == 0 && b.ofNothing {
 		// An ungrouped aggregation of an empty batch still completes once,
 		// from Init, as Storm's does (a count of nothing is 0): in every
 		// task of a partition aggregation, in the one task of a global one.
@@ -142,9 +124,9 @@ func (b *aggregateBatchOf[S]) complete() error {
 		if err != nil {
 			return err
 		}
-		b.groups.order = append(b.groups.order, &groupState[S]{out: out, acc: acc})
+		b.groups.Order = append(b.groups.Order, &groupState[S]{out: out, acc: acc})
 	}
-	for _, g := range b.groups.order {
+	for _, g := range b.groups.Order {
 		if err := b.op.agg.Complete(g.acc, g.out); err != nil {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
@@ -29,8 +31,9 @@ func (borrowingCount) Combine(a, b int64) int64 { return a + b }
 func (borrowingCount) Zero() int64              { return 0 }
 func (borrowingCount) BorrowsTuples() bool      { return true }
 
-// stageTaskOf returns a stage task of the stage that runs node n.
-func stageTaskOf(t *testing.T, tt *Topology, n *node) *stageTask {
+// processorOf returns the opened processor of the first task of the
+// stage that runs node n, and the plan node of n.
+func processorOf(t *testing.T, tt *Topology, n *node) (*exec.Processor, *plan.Plan, *plan.Node) {
 	t.Helper()
 	if len(tt.errs) > 0 {
 		t.Fatal(tt.errs)
@@ -38,22 +41,25 @@ func stageTaskOf(t *testing.T, tt *Topology, n *node) *stageTask {
 	p := tt.plan()
 	for _, stage := range p.Stages {
 		for _, pn := range stage.Nodes {
-			if nodeOf(pn) == n {
-				st := newStageTask(p, stage, tt.nodes, &Config{}, nil)
-				st.task = &runtime.Task{Stage: stage, NumTasks: stage.Parallelism} // its first task, as Prepare sets it
-				return st
+			if pn.ID == n.id {
+				pr := exec.NewProcessor(p, stage, len(tt.nodes), &exec.Config{}, nil, nil)
+				if err := pr.Open(context.Background(), &runtime.Task{Stage: stage, NumTasks: stage.Parallelism}); err != nil {
+					t.Fatal(err)
+				}
+				return pr, p, pn
 			}
 		}
 	}
 	t.Fatalf("node %v in no stage", n)
-	return nil
+	return nil, nil, nil
 }
 
-// reusedFor reports whether the stage task running s's node builds the
+// reusedFor reports whether the processor running s's node builds the
 // node's output tuples in reused storage.
 func reusedFor(t *testing.T, tt *Topology, s *Stream) bool {
 	t.Helper()
-	return stageTaskOf(t, tt, s.n).fanouts[s.n.id].reuse != nil
+	_, p, pn := processorOf(t, tt, s.n)
+	return exec.ReusesOutput(p, pn)
 }
 
 // TestReusedOnlyWhenEveryConsumerBorrows: an Each's output is built in
@@ -164,8 +170,7 @@ func TestBorrowedPathAllocatesNothing(t *testing.T) {
 		s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
 		words := s.Each(Fields{"sentence"}, split, "word")
 		PersistentAggregate(words.GroupBy("word"), OpaqueMemory[int64]("c"), Fields{"word"}, agg, "count")
-		st := stageTaskOf(t, tt, s.n)
-		st.ctx = context.Background()
+		st, _, _ := processorOf(t, tt, s.n)
 		bt := &runtime.Batch{Attempt: txn.Attempt{TxID: 1}, Data: st.Begin(txn.Attempt{TxID: 1})}
 		line := []any{sentences[1]} // 11 words
 		source := func() {

@@ -119,7 +119,7 @@ func (r *Running) endMarks(ctx context.Context) ([]streamMark, error) {
 		if drpc[n] {
 			continue
 		}
-		src := n.source()
+		src := n.src
 		if src.endMarks == nil {
 			cannot = append(cannot, src.id)
 			continue

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/plan"
 )
@@ -40,9 +42,9 @@ func ReadCommitted[V any](ctx context.Context, r *Running, st *State[state.MapSt
 		return nil, fmt.Errorf("%w: ReadCommitted: the state is not written by the running topology", ErrInvalid)
 	}
 	var mf mapFactory[V]
-	p, ok := st.n.op.(*persistOp)
+	p, ok := st.n.op.(*exec.Persist)
 	if ok {
-		mf, ok = p.p.(mapFactory[V])
+		mf, ok = p.P.(mapFactory[V])
 	}
 	var stage *plan.Stage
 	if ok {

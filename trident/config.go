@@ -1,12 +1,14 @@
 package trident
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
@@ -217,4 +219,21 @@ func (c *Config) runtimeConfig() runtime.Config {
 		RetryBackoff:       base,
 		MaxRetryBackoff:    limit,
 	}
+}
+
+// execConfig is what the stage processors need of c.
+func (c *Config) execConfig() exec.Config {
+	ec := exec.Config{Clock: c.Topology.Clock, RequireDurableState: c.RequireDurableState && !c.AllowVolatileState}
+	if dl := c.DeadLetters; dl != nil {
+		ec.DeadLetters = func(ctx context.Context, r exec.Rejected) error {
+			return dl.Put(ctx, Letter{Topology: r.Topology, Attempt: r.Attempt, Fields: r.Fields, Values: r.Values, Err: r.Err, ID: r.ID})
+		}
+	}
+	if q := c.Quarantine; q != nil && c.OnCorruptState == CorruptQuarantine {
+		ec.Quarantine = func(ctx context.Context, cv exec.Corrupt) error {
+			return q.Put(ctx, Quarantined{Topology: cv.Topology, Component: cv.Component, Attempt: cv.Attempt,
+				Map: cv.Map, Key: cv.Key, Raw: cv.Raw, Err: cv.Err})
+		}
+	}
+	return ec
 }

@@ -93,30 +93,3 @@ func (r *Running) Quarantined() uint64 { return r.status.Quarantined() }
 // master actions (store or spout calls) since the topology started. Logs
 // show only the changes of the stream's health; this counts everything.
 func (r *Running) FailedAttempts() uint64 { return r.status.FailedAttempts() }
-
-// guardCorrupt applies Config.OnCorruptState to the state st: under
-// CorruptQuarantine it installs the handler that moves corrupt values to
-// the quarantine.
-func (s *stageTask) guardCorrupt(st any) error {
-	if s.cfg.OnCorruptState != CorruptQuarantine {
-		return nil
-	}
-	h, ok := st.(state.CorruptHandling)
-	if !ok {
-		return fmt.Errorf("%w: OnCorruptState is %v, but the state of %s (%T) cannot hand over corrupt values (state.CorruptHandling)",
-			ErrInvalid, s.cfg.OnCorruptState, s.stage.Name, st)
-	}
-	h.SetCorruptHandler(func(ctx context.Context, e *state.DecodeError) error {
-		q := Quarantined{Topology: s.task.Topology, Component: s.stage.Name, Attempt: s.committing,
-			Map: e.Map, Key: e.Key, Raw: e.Raw, Err: e.Err}
-		if err := s.cfg.Quarantine.Put(ctx, q); err != nil {
-			return fmt.Errorf("trident: quarantining %v: %w", e, err)
-		}
-		s.task.Status.AddQuarantined()
-		s.task.Log.Warn("corrupt stored value quarantined; the key is treated as absent",
-			"component", s.stage.Name, "task", s.task.ID, "batch", s.committing.String(), "map", e.Map,
-			"key", e.Key.String(), "bytes", len(e.Raw), "err", e.Err)
-		return nil
-	})
-	return nil
-}

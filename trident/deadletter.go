@@ -2,12 +2,9 @@ package trident
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"hash/fnv"
-	"slices"
 	"sync"
 
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/txn"
 )
 
@@ -60,21 +57,11 @@ func (f DeadLettersFunc) Put(ctx context.Context, l Letter) error { return f(ctx
 // tuple leaves the batch, goes to Config.DeadLetters with err, and the
 // batch goes on. Rejecting is never silent: without Config.DeadLetters it
 // stops the worker.
-func Reject(err error) error {
-	if err == nil {
-		err = errors.New("rejected")
-	}
-	return &rejection{err: err}
-}
-
-type rejection struct{ err error }
-
-func (r *rejection) Error() string { return "trident: tuple rejected: " + r.err.Error() }
-func (r *rejection) Unwrap() error { return r.err }
+func Reject(err error) error { return exec.Reject(err) }
 
 // ErrNoDeadLetters is the cause of the crash when an operation rejects a
 // tuple and Config.DeadLetters is nil.
-var ErrNoDeadLetters = errors.New("trident: a tuple was rejected and Config.DeadLetters is nil")
+var ErrNoDeadLetters = exec.ErrNoDeadLetters
 
 // MemoryDeadLetters keeps rejected tuples in memory, for tests and demos.
 // It keeps each letter once: for each Letter.ID, as many letters as the
@@ -140,34 +127,4 @@ func (l *memoryList[T]) all() []T {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]T(nil), l.items...)
-}
-
-// rejected handles an operation's error for the tuple (values, fields) of
-// batch a: a rejection goes to the dead letters and counts as handled
-// (nil); any other error is returned as is.
-func (s *stageTask) rejected(err error, a txn.Attempt, fields Fields, values []any) error {
-	var r *rejection
-	if !errors.As(err, &r) {
-		return err
-	}
-	if s.cfg.DeadLetters == nil {
-		return fmt.Errorf("%w: %s task %d: %w", ErrNoDeadLetters, s.stage.Name, s.task.ID, r.err)
-	}
-	l := Letter{Topology: s.task.Topology, Attempt: a, Fields: fields, Values: detach(slices.Clone(values)), Err: r.err}
-	l.ID = letterID(l.Topology, s.stage.Name, a.TxID, l.Values)
-	s.task.Status.AddRejected()
-	if err := s.cfg.DeadLetters.Put(s.ctx, l); err != nil {
-		return fmt.Errorf("trident: writing a dead letter: %w", err)
-	}
-	s.task.Log.Warn("tuple rejected to dead letters", "component", s.stage.Name, "task", s.task.ID, "batch", a.String(),
-		"fields", fields, "values", fmt.Sprint(values), "err", r.err)
-	return nil
-}
-
-// letterID is a Letter's ID: "topology/component/txid/fingerprint", the
-// fingerprint being FNV-1a (64 bits) of the values printed with %#v.
-func letterID(topology, component string, txid txn.TxID, values []any) string {
-	h := fnv.New64a()
-	h.Write(fmt.Appendf(nil, "%#v", values))
-	return fmt.Sprintf("%s/%s/%d/%016x", topology, component, txid, h.Sum64())
 }

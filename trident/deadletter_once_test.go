@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
@@ -147,8 +148,8 @@ func TestMemoryDeadLettersKeepsOnePerAttemptMaximum(t *testing.T) {
 	if got["a"] != 2 || got["b"] != 1 || got[""] != 2 || len(m.Letters()) != 5 {
 		t.Fatalf("letters by ID %v, want a:2 b:1 and both without an ID", got)
 	}
-	if id := letterID("t", "c", 7, []any{"x", 1}); id != letterID("t", "c", 7, []any{"x", 1}) ||
-		id == letterID("t", "c", 8, []any{"x", 1}) || id == letterID("t", "c", 7, []any{"x", 2}) ||
+	if id := exec.LetterID("t", "c", 7, []any{"x", 1}); id != exec.LetterID("t", "c", 7, []any{"x", 1}) ||
+		id == exec.LetterID("t", "c", 8, []any{"x", 1}) || id == exec.LetterID("t", "c", 7, []any{"x", 2}) ||
 		!strings.HasPrefix(id, "t/c/7/") {
 		t.Fatalf("letter ID %q: not stable, or does not tell txids and values apart", id)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/drpc"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/spout"
@@ -16,6 +18,7 @@ import (
 type drpcDecl struct {
 	server   *drpc.Server
 	function string
+	work     exec.Request                  // what the processors of the nodes downstream work for
 	returned bool                          // ReturnResults names it
 	cause    func(txid uint64) error       // why a batch failed; set at Submit
 	src      *node                         // the stream's source node
@@ -40,7 +43,7 @@ type drpcDecl struct {
 // aggregations, joins and queries downstream do not run for it. State the
 // stream writes is still committed with the batch.
 func (t *Topology) NewDRPCStream(function string, server *drpc.Server) *Stream {
-	d := &drpcDecl{server: server, function: function}
+	d := &drpcDecl{server: server, function: function, work: exec.Request{Server: server, Function: function}}
 	if server == nil {
 		t.errorf("NewDRPCStream(%q): nil server", function)
 	}
@@ -156,4 +159,27 @@ func (r returnResults) Aggregate(g *gathered, t Tuple, _ Collector) (*gathered, 
 func (r returnResults) Complete(g *gathered, _ Collector) error {
 	r.d.server.Answer(r.d.function, g.txid, g.rows)
 	return nil
+}
+
+// drpcRequests returns, by node id, the DRPC function each node's tuples
+// come from (nil for none), or nil if t serves none. A node fed by
+// several DRPC streams (a merge or join of them) gets the first.
+func (t *Topology) drpcRequests() []*exec.Request {
+	if len(t.drpc) == 0 {
+		return nil
+	}
+	of := make([]*exec.Request, len(t.nodes))
+	for _, d := range t.drpc {
+		if d.src != nil {
+			of[d.src.id] = &d.work
+		}
+	}
+	for _, n := range t.nodes { // parents come before their children
+		for _, p := range n.inputs() {
+			if of[n.id] == nil {
+				of[n.id] = of[p.id]
+			}
+		}
+	}
+	return of
 }

@@ -1,15 +1,14 @@
 package trident
 
 import (
-	"errors"
-
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/internal/runtime"
 )
 
 // ErrInvalid is wrapped by every error Submit returns for a bad topology or
 // configuration.
-var ErrInvalid = errors.New("trident: invalid topology or config")
+var ErrInvalid = exec.ErrInvalid
 
 // ErrSuperseded is matched by Running.Err once another process took the
 // topology over (it submitted the same topology over the same store,
@@ -20,7 +19,7 @@ var ErrSuperseded = state.ErrFenced
 
 // ErrVolatileState is matched by Running.Err when a task opened state
 // kept in memory only while Config.RequireDurableState was set.
-var ErrVolatileState = errors.New("trident: state in memory only where durable state is required")
+var ErrVolatileState = exec.ErrVolatileState
 
 // ErrAttemptLimit is matched by the error that halts a topology whose batch
 // failed Config.MaxAttempts times.

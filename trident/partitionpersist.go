@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/txn"
 )
@@ -21,7 +23,7 @@ func PartitionPersist[S state.State](s *Stream, factory func(ctx context.Context
 		s.t.errorf("PartitionPersist: nil state factory or updater")
 	}
 	p := &updaterOp[S]{factory: factory, updater: updater, input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
-	n := &node{op: &persistOp{p: p, inSch: p.inSch}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &exec.Persist{P: p, In: input}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &State[S]{t: s.t, n: s.t.add(n)}
 }
 
@@ -32,7 +34,7 @@ type updaterOp[S state.State] struct {
 	inSch   *schema
 }
 
-func (u *updaterOp[S]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+func (u *updaterOp[S]) Open(ctx context.Context, partition, numPartitions int) (exec.PersistTask, error) {
 	st, err := u.factory(ctx, partition, numPartitions)
 	if err != nil {
 		return nil, err
@@ -48,22 +50,25 @@ type updaterTask[S state.State] struct {
 	st S
 }
 
-func (t *updaterTask[S]) state() any { return t.st }
+func (t *updaterTask[S]) State() any { return t.st }
 
 // tupleBuffer keeps a batch's input tuples.
 type tupleBuffer struct {
 	idx    []int
+	sch    *schema // the input fields
 	tuples []Tuple
 }
 
-func (b *tupleBuffer) add(values []any, in *schema) error {
-	b.tuples = append(b.tuples, project(values, b.idx, in))
+func (b *tupleBuffer) Add(values []any) error {
+	b.tuples = append(b.tuples, project(values, b.idx, b.sch))
 	return nil
 }
 
-func (t *updaterTask[S]) newBatch() batchAcc { return &tupleBuffer{idx: t.op.input} }
+func (t *updaterTask[S]) NewBatch() exec.BatchAcc {
+	return &tupleBuffer{idx: t.op.input, sch: t.op.inSch}
+}
 
-func (t *updaterTask[S]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
+func (t *updaterTask[S]) Commit(ctx context.Context, txid txn.TxID, acc exec.BatchAcc, out Collector) error {
 	buf := acc.(*tupleBuffer)
 	if len(buf.tuples) == 0 {
 		return nil

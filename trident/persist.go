@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/txn"
 )
 
@@ -31,7 +32,7 @@ type State[S any] struct {
 func (s *State[S]) NewValuesStream() *Stream {
 	if s.n == nil {
 		s.t.errorf("NewValuesStream: static state has no new values")
-		return &Stream{t: s.t, n: s.t.add(&node{op: &projectOp{}, sch: newSchema(nil)})}
+		return &Stream{t: s.t, n: s.t.add(&node{op: &exec.Project{}, sch: newSchema(nil)})}
 	}
 	return &Stream{t: s.t, n: s.n}
 }
@@ -65,8 +66,8 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 	if len(s.t.errs) == 0 {
 		s, input, agg = preAggregate(s, groupFields, input, agg)
 	}
-	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input)}
-	n := &node{op: &persistOp{p: p, inSch: newSchema(slices.Clone(input))}, parent: s.n,
+	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	n := &node{op: &exec.Persist{P: p, In: input}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }
@@ -78,14 +79,14 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 // the stream the committer reads, its input fields and its aggregator.
 // Combine is associative, so the state sees the same values.
 func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggregator[V]) (*Stream, Fields, CombinerAggregator[V]) {
-	part, ok := s.n.op.(*partitionOp)
+	part, ok := s.n.op.(*exec.Partition)
 	if len(groupFields) == 0 || !ok || s.n.parent == nil {
 		return s, input, agg
 	}
 	partial := "$partial" + strconv.Itoa(len(s.t.nodes))
 	up := &Stream{t: s.t, n: s.n.parent}
 	pre := aggregateNode(up, "PersistentAggregate", groupFields, input, Aggregator[partialAcc[V]](partialCombining[V]{agg}), []string{partial})
-	moved := pre.partition(part.how, part.fields)
+	moved := pre.partition(part.How, part.Fields)
 	moved.n.hint, moved.n.label = s.n.hint, s.n.label
 	return moved, Fields{partial}, partials[V]{agg}
 }
@@ -112,7 +113,7 @@ func (a partialCombining[V]) Aggregate(acc partialAcc[V], t Tuple, _ Collector) 
 	return partialAcc[V]{val: a.c.Combine(acc.val, v), any: true}, nil
 }
 
-func (a partialCombining[V]) BorrowsTuples() bool { return borrowsTuples(a.c) }
+func (a partialCombining[V]) BorrowsTuples() bool { return exec.Borrows(a.c) }
 
 func (a partialCombining[V]) Complete(acc partialAcc[V], out Collector) error {
 	if acc.any {
@@ -128,40 +129,21 @@ func (p partials[V]) Init(t Tuple) (V, error) { return t.Value(0).(V), nil }
 func (p partials[V]) Combine(a, b V) V        { return p.c.Combine(a, b) }
 func (p partials[V]) Zero() V                 { return p.c.Zero() }
 
-// persister is the type-erased persistent aggregation of a node.
-type persister interface {
-	open(ctx context.Context, partition, numPartitions int) (persistTask, error)
-}
-
-// persistTask is one task's share of a persistent aggregation.
-type persistTask interface {
-	// state returns the task's state, for queries.
-	state() any
-	// newBatch returns the per-batch accumulator.
-	newBatch() batchAcc
-	// commit applies the batch to state with txid and emits what changed
-	// (for a persistent aggregation, every changed group with its new
-	// value) to out.
-	commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error
-}
-
-// batchAcc pre-aggregates one batch.
-type batchAcc interface {
-	add(values []any, in *schema) error
-}
-
+// persistCombiner runs PersistentAggregate for the processor
+// (exec.Persister).
 type persistCombiner[V any] struct {
 	factory StateFactory[V]
 	agg     CombinerAggregator[V]
 	group   []int
 	input   []int
+	inSch   *schema // the input fields
 }
 
 // BorrowsTuples reports whether the combiner's Init borrows: the batch's
 // accumulator keeps only the detached group values and combined values.
-func (p *persistCombiner[V]) BorrowsTuples() bool { return borrowsTuples(p.agg) }
+func (p *persistCombiner[V]) BorrowsTuples() bool { return exec.Borrows(p.agg) }
 
-func (p *persistCombiner[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+func (p *persistCombiner[V]) Open(ctx context.Context, partition, numPartitions int) (exec.PersistTask, error) {
 	ms, err := openMapState(ctx, p.factory, partition, numPartitions)
 	if err != nil {
 		return nil, err
@@ -186,7 +168,7 @@ type persistTaskOf[V any] struct {
 	ms state.MapState[V]
 }
 
-func (t *persistTaskOf[V]) state() any { return t.ms }
+func (t *persistTaskOf[V]) State() any { return t.ms }
 
 type groupAcc[V any] struct {
 	key   state.Key
@@ -196,19 +178,19 @@ type groupAcc[V any] struct {
 
 type accOf[V any] struct {
 	op     *persistCombiner[V]
-	groups groupIndex[groupAcc[V]]
+	groups exec.GroupIndex[groupAcc[V]]
 }
 
-func (t *persistTaskOf[V]) newBatch() batchAcc {
-	return &accOf[V]{op: t.op, groups: newGroupIndex[groupAcc[V]]()}
+func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
+	return &accOf[V]{op: t.op, groups: exec.NewGroupIndex[groupAcc[V]]()}
 }
 
-func (a *accOf[V]) add(values []any, in *schema) error {
-	v, err := a.op.agg.Init(project(values, a.op.input, in))
+func (a *accOf[V]) Add(values []any) error {
+	v, err := a.op.agg.Init(project(values, a.op.input, a.op.inSch))
 	if err != nil {
 		return err
 	}
-	g, created, err := a.groups.find(values, a.op.group, func(group []any, key state.Key) (*groupAcc[V], error) {
+	g, created, err := a.groups.Find(values, a.op.group, func(group []any, key state.Key) (*groupAcc[V], error) {
 		return &groupAcc[V]{key: key, group: group, val: v}, nil
 	})
 	if err == nil && !created {
@@ -217,9 +199,9 @@ func (a *accOf[V]) add(values []any, in *schema) error {
 	return err
 }
 
-func (t *persistTaskOf[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
+func (t *persistTaskOf[V]) Commit(ctx context.Context, txid txn.TxID, acc exec.BatchAcc, out Collector) error {
 	a := acc.(*accOf[V])
-	order := a.groups.order
+	order := a.groups.Order
 	if len(order) == 0 {
 		return nil // as in Storm, empty batches do not touch state
 	}
@@ -244,18 +226,4 @@ func (t *persistTaskOf[V]) commit(ctx context.Context, txid txn.TxID, acc batchA
 		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil
-}
-
-// groupKey returns the values at idx and their state key; with no group
-// fields, the key is state.GlobalKey.
-func groupKey(values []any, idx []int) ([]any, state.Key, error) {
-	if len(idx) == 0 {
-		return nil, state.GlobalKey(), nil
-	}
-	group := pick(values, idx)
-	key, err := state.NewKey(group...)
-	if err != nil {
-		return nil, state.Key{}, fmt.Errorf("trident: group key %v: %w", group, err)
-	}
-	return group, key, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/txn"
 )
@@ -25,7 +27,7 @@ func PersistentReduce[V any](g *GroupedStream, factory StateFactory[V], input Fi
 	}
 	op := &reduceOp[V]{factory: factory, r: r, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input),
 		inSch: newSchema(slices.Clone(input))}
-	n := &node{op: &persistOp{p: op, inSch: op.inSch}, parent: s.n,
+	n := &node{op: &exec.Persist{P: op, In: input}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
 }
@@ -38,7 +40,7 @@ type reduceOp[V any] struct {
 	inSch   *schema
 }
 
-func (o *reduceOp[V]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
+func (o *reduceOp[V]) Open(ctx context.Context, partition, numPartitions int) (exec.PersistTask, error) {
 	ms, err := openMapState(ctx, o.factory, partition, numPartitions)
 	if err != nil {
 		return nil, err
@@ -51,7 +53,7 @@ type reduceTask[V any] struct {
 	ms state.MapState[V]
 }
 
-func (t *reduceTask[V]) state() any { return t.ms }
+func (t *reduceTask[V]) State() any { return t.ms }
 
 type reduceGroup struct {
 	key    state.Key
@@ -63,15 +65,15 @@ type reduceBatch struct {
 	group  []int
 	input  []int
 	inSch  *schema
-	groups groupIndex[reduceGroup]
+	groups exec.GroupIndex[reduceGroup]
 }
 
-func (t *reduceTask[V]) newBatch() batchAcc {
-	return &reduceBatch{group: t.op.group, input: t.op.input, inSch: t.op.inSch, groups: newGroupIndex[reduceGroup]()}
+func (t *reduceTask[V]) NewBatch() exec.BatchAcc {
+	return &reduceBatch{group: t.op.group, input: t.op.input, inSch: t.op.inSch, groups: exec.NewGroupIndex[reduceGroup]()}
 }
 
-func (b *reduceBatch) add(values []any, _ *schema) error {
-	g, _, err := b.groups.find(values, b.group, func(group []any, key state.Key) (*reduceGroup, error) {
+func (b *reduceBatch) Add(values []any) error {
+	g, _, err := b.groups.Find(values, b.group, func(group []any, key state.Key) (*reduceGroup, error) {
 		return &reduceGroup{key: key, group: group}, nil
 	})
 	if err != nil {
@@ -81,15 +83,15 @@ func (b *reduceBatch) add(values []any, _ *schema) error {
 	return nil
 }
 
-func (t *reduceTask[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
+func (t *reduceTask[V]) Commit(ctx context.Context, txid txn.TxID, acc exec.BatchAcc, out Collector) error {
 	b := acc.(*reduceBatch)
-	if len(b.groups.order) == 0 {
+	if len(b.groups.Order) == 0 {
 		return nil
 	}
 	// Fold every group from Init first, so that a tuple Reduce refuses
 	// fails the batch before anything is written (a transactional map
 	// would otherwise keep a half-applied batch: it skips the replay).
-	for _, g := range b.groups.order {
+	for _, g := range b.groups.Order {
 		acc := t.op.r.Init()
 		for _, tu := range g.tuples {
 			next, err := t.op.r.Reduce(acc, tu)
@@ -100,9 +102,9 @@ func (t *reduceTask[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc,
 		}
 	}
 	var reduceErr error
-	keys := make([]state.Key, len(b.groups.order))
-	updaters := make([]state.ValueUpdater[V], len(b.groups.order))
-	for i, g := range b.groups.order {
+	keys := make([]state.Key, len(b.groups.Order))
+	updaters := make([]state.ValueUpdater[V], len(b.groups.Order))
+	for i, g := range b.groups.Order {
 		keys[i] = g.key
 		updaters[i] = state.ValueUpdaterFunc[V](func(old V, found bool) V {
 			if !found {
@@ -133,7 +135,7 @@ func (t *reduceTask[V]) commit(ctx context.Context, txid txn.TxID, acc batchAcc,
 	if err := t.ms.Commit(ctx, txid); err != nil {
 		return err
 	}
-	for i, g := range b.groups.order {
+	for i, g := range b.groups.Order {
 		out.Emit(append(slices.Clone(g.group), vals[i])...)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/spout"
 )
@@ -21,7 +22,7 @@ func TestPersistentAggregateCombinesBeforeTheRepartition(t *testing.T) {
 		t.Fatalf("%d stages, want the source's and the committer's: %v", len(stages), stages)
 	}
 	src, committer := stages[0], stages[1]
-	if !slices.ContainsFunc(src.Nodes, func(n *plan.Node) bool { _, ok := nodeOf(n).op.(*aggregateOp); return ok }) {
+	if !slices.ContainsFunc(src.Nodes, func(n *plan.Node) bool { _, ok := n.Payload.(*exec.Aggregate); return ok }) {
 		t.Fatal("the source stage does not combine before the repartition")
 	}
 	if !committer.Committer || committer.Parallelism != 3 {

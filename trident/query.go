@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/squallstream/squall/trident/internal/exec"
 )
 
 // StaticState is state the topology only reads, made per task by open (for
@@ -57,9 +59,12 @@ func StateQuery[S, R any](s *Stream, st *State[S], input Fields, q QueryFunction
 	if e, ok := any(q).(EveryPartition); ok {
 		op.every = e.EveryPartition()
 	}
-	qo := &queryOp{q: op, inSch: op.inSch, state: st.n, byKeys: st.byKeys}
+	qo := &exec.Query{Q: op, In: input, State: -1, ByKeys: st.byKeys}
+	if st.n != nil {
+		qo.State = st.n.id
+	}
 	if st.n == nil && st.open != nil {
-		qo.static = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
+		qo.Static = func(ctx context.Context, p, np int) (any, error) { return st.open(ctx, p, np) }
 	}
 	n := &node{op: qo, parent: s.n, sch: newSchema(append(slices.Clone(s.n.sch.fields), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
@@ -74,23 +79,7 @@ type EveryPartition interface {
 	EveryPartition() bool
 }
 
-// querier is the type-erased query of a node.
-type querier interface {
-	newBatch() queryBatch
-	// everyPartition reports whether every partition of the state
-	// answers each tuple (EveryPartition).
-	everyPartition() bool
-}
-
-// queryBatch is one batch's query arguments in one task.
-type queryBatch interface {
-	add(values []any)
-	// run queries st and emits, for each tuple, through out(tuple); an
-	// Execute error is passed to handle with the tuple, which returns what
-	// remains of it (nil for a rejected tuple).
-	run(ctx context.Context, st any, out func(base []any) Collector, handle func(err error, values []any) error) error
-}
-
+// querierOf runs a QueryFunction for the processor (exec.Querier).
 type querierOf[S, R any] struct {
 	q         QueryFunction[S, R]
 	input     []int
@@ -99,9 +88,9 @@ type querierOf[S, R any] struct {
 	every     bool // the query function asks every partition
 }
 
-func (o *querierOf[S, R]) newBatch() queryBatch { return &queryBatchOf[S, R]{op: o} }
+func (o *querierOf[S, R]) NewBatch() exec.QueryBatch { return &queryBatchOf[S, R]{op: o} }
 
-func (o *querierOf[S, R]) everyPartition() bool { return o.every }
+func (o *querierOf[S, R]) EveryPartition() bool { return o.every }
 
 type queryBatchOf[S, R any] struct {
 	op    *querierOf[S, R]
@@ -109,12 +98,12 @@ type queryBatchOf[S, R any] struct {
 	args  []Tuple
 }
 
-func (b *queryBatchOf[S, R]) add(values []any) {
+func (b *queryBatchOf[S, R]) Add(values []any) {
 	b.bases = append(b.bases, values)
 	b.args = append(b.args, project(values, b.op.input, b.op.inSch))
 }
 
-func (b *queryBatchOf[S, R]) run(ctx context.Context, st any, out func([]any) Collector, handle func(error, []any) error) error {
+func (b *queryBatchOf[S, R]) Run(ctx context.Context, st any, out func([]any) Collector, handle func(error, []any) error) error {
 	if len(b.args) == 0 {
 		return nil
 	}

@@ -3,6 +3,8 @@ package trident
 import (
 	"fmt"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/plan"
@@ -54,7 +56,7 @@ func (s *Stream) loadable(method string, v int) bool {
 		return false
 	}
 	switch s.n.op.(type) {
-	case *partitionOp:
+	case *exec.Partition:
 		s.t.errorf("%s: a repartition takes no load (as in Storm): declare it on an operation", method)
 		return false
 	}

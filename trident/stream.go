@@ -2,9 +2,11 @@ package trident
 
 import (
 	"fmt"
-	"github.com/squallstream/squall/transport"
 	"slices"
 
+	"github.com/squallstream/squall/transport"
+
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/internal/plan"
 )
 
@@ -31,7 +33,8 @@ func NewTopology(name string) *Topology { return &Topology{name: name} }
 // returns a plan.
 type node struct {
 	id     int
-	op     op
+	op     exec.Op
+	src    *Source // a source node's source
 	parent *node
 	others []*node   // further parents of a merge or join
 	sch    *schema   // output fields
@@ -69,7 +72,7 @@ type Stream struct {
 // in the topology.
 func (t *Topology) NewStream(id string, src Source) *Stream {
 	for _, s := range t.sources {
-		if s.source().id == id {
+		if s.src.id == id {
 			t.errorf("stream id %q used twice", id)
 		}
 	}
@@ -78,7 +81,7 @@ func (t *Topology) NewStream(id string, src Source) *Stream {
 	}
 	spec := src
 	spec.id = id
-	n := t.add(&node{op: &sourceOp{src: &spec}, sch: newSchema(src.fields)})
+	n := t.add(&node{op: &exec.Source{}, src: &spec, sch: newSchema(src.fields)})
 	t.sources = append(t.sources, n)
 	return &Stream{t: t, n: n}
 }
@@ -111,7 +114,7 @@ func (s *Stream) Each(input Fields, fn Function, outputs ...string) *Stream {
 	if fn == nil {
 		s.t.errorf("Each: nil function")
 	}
-	n := &node{op: &eachOp{fn: fn, inIdx: s.n.sch.indexes(input), inSch: newSchema(input)}, parent: s.n, sch: newSchema(out)}
+	n := &node{op: &exec.Each{Fn: eachFunc{fn: fn, idx: s.n.sch.indexes(input), sch: newSchema(input)}, In: input}, parent: s.n, sch: newSchema(out)}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -120,7 +123,7 @@ func (s *Stream) Filter(f Filter) *Stream {
 	if f == nil {
 		s.t.errorf("Filter: nil filter")
 	}
-	return &Stream{t: s.t, n: s.t.add(&node{op: &filterOp{f: f}, parent: s.n, sch: s.n.sch})}
+	return &Stream{t: s.t, n: s.t.add(&node{op: &exec.Filter{Fn: filterFunc{f: f, sch: s.n.sch}}, parent: s.n, sch: s.n.sch})}
 }
 
 // Map replaces each tuple with the values fn returns, named outputs.
@@ -129,7 +132,7 @@ func (s *Stream) Map(fn MapFunction, outputs ...string) *Stream {
 		s.t.errorf("Map: nil function")
 	}
 	s.checkOutputs("Map", outputs)
-	n := &node{op: &mapOp{fn: fn}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &exec.Map{Fn: mapFunc{fn: fn, sch: s.n.sch}}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -139,7 +142,7 @@ func (s *Stream) FlatMap(fn FlatMapFunction, outputs ...string) *Stream {
 		s.t.errorf("FlatMap: nil function")
 	}
 	s.checkOutputs("FlatMap", outputs)
-	n := &node{op: &flatMapOp{fn: fn}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
+	n := &node{op: &exec.FlatMap{Fn: flatMapFunc{fn: fn, sch: s.n.sch}}, parent: s.n, sch: newSchema(slices.Clone(outputs))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -149,7 +152,7 @@ func (s *Stream) Peek(fn func(Tuple)) *Stream {
 	if fn == nil {
 		s.t.errorf("Peek: nil function")
 	}
-	return &Stream{t: s.t, n: s.t.add(&node{op: &peekOp{fn: fn}, parent: s.n, sch: s.n.sch})}
+	return &Stream{t: s.t, n: s.t.add(&node{op: &exec.Peek{Fn: peekFunc(fn, s.n.sch)}, parent: s.n, sch: s.n.sch})}
 }
 
 // checkOutputs records an error for an empty or repeated output field.
@@ -167,12 +170,12 @@ func (s *Stream) checkOutputs(op string, outputs []string) {
 // Project keeps only the named fields, in that order.
 func (s *Stream) Project(fields ...string) *Stream {
 	s.checkFields("Project", fields)
-	n := &node{op: &projectOp{idx: s.n.sch.indexes(fields)}, parent: s.n, sch: newSchema(slices.Clone(fields))}
+	n := &node{op: &exec.Project{Idx: s.n.sch.indexes(fields)}, parent: s.n, sch: newSchema(slices.Clone(fields))}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
 func (s *Stream) partition(p plan.Partitioning, fields Fields) *Stream {
-	n := &node{op: &partitionOp{how: p, fields: slices.Clone(fields)}, parent: s.n, sch: s.n.sch}
+	n := &node{op: &exec.Partition{How: p, Fields: slices.Clone(fields)}, parent: s.n, sch: s.n.sch}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }
 
@@ -248,7 +251,7 @@ func (t *Topology) Merge(streams ...*Stream) *Stream {
 			return streams[0]
 		}
 	}
-	n := &node{op: &mergeOp{}}
+	n := &node{op: &exec.Merge{}}
 	for i, s := range streams {
 		if s.t != t {
 			t.errorf("Merge: stream %d belongs to another topology", i)

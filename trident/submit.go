@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/topology"
 	"github.com/squallstream/squall/trident/coordstore"
 	"github.com/squallstream/squall/trident/internal/plan"
@@ -24,7 +26,7 @@ type Running struct {
 	private bool // cluster is this topology's own: Stop shuts it down
 	status  *runtime.Status
 	cfg     Config // as submitted, with the defaults generate filled in
-	states  *stateMetrics
+	states  *exec.States
 
 	stopOnce sync.Once
 	stopErr  error
@@ -140,15 +142,13 @@ func (t *Topology) generate(cfg *Config, owner coordstore.Fence) (*topology.Topo
 		d.cause = func(txid uint64) error { return r.status.Failure(txn.TxID(txid)) }
 	}
 	r.plan = plan.New(r.graph)
-	r.states = newStateMetrics(r.plan)
-	lineage := t.drpcLineage()
+	r.states = exec.NewStates(r.plan)
+	requests, ecfg := t.drpcRequests(), cfg.execConfig()
 	spec := runtime.Spec{Name: t.name, Plan: r.plan, NewProcessor: func(s *plan.Stage) runtime.Processor {
-		st := newStageTask(r.plan, s, t.nodes, cfg, r.states)
-		st.drpc = lineage
-		return st
+		return exec.NewProcessor(r.plan, s, len(t.nodes), &ecfg, r.states, requests)
 	}, ValueTypes: t.registerValueTypes}
 	for _, n := range t.sources {
-		src := n.source()
+		src := n.src
 		spec.Sources = append(spec.Sources, runtime.Source{ID: src.id, NewAllocator: src.allocator, NewExecutor: src.executor, Waiting: src.waiting})
 	}
 	topo, err := runtime.Build(spec, cfg.runtimeConfig(), r.status)

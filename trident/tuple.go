@@ -3,6 +3,8 @@ package trident
 import (
 	"fmt"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/topology"
 )
 
@@ -102,28 +104,8 @@ func (s *schema) indexes(names Fields) []int {
 	return out
 }
 
-// project returns a tuple of the values at idx with schema to. Values
-// are never changed once emitted, so consecutive positions (the common
-// case: one input field) are a view of values, capped so that an append
-// copies, instead of a copy.
+// project returns a tuple of the values at idx with schema to (a view
+// of values where it can be: see exec.ProjectValues).
 func project(values []any, idx []int, to *schema) Tuple {
-	if len(idx) > 0 && consecutive(idx) {
-		lo, hi := idx[0], idx[0]+len(idx)
-		return Tuple{values: values[lo:hi:hi], sch: to}
-	}
-	out := make([]any, len(idx))
-	for i, j := range idx {
-		out[i] = values[j]
-	}
-	return Tuple{values: out, sch: to}
-}
-
-// consecutive reports whether idx counts up by one.
-func consecutive(idx []int) bool {
-	for i := 1; i < len(idx); i++ {
-		if idx[i] != idx[0]+i {
-			return false
-		}
-	}
-	return true
+	return Tuple{values: exec.ProjectValues(values, idx), sch: to}
 }

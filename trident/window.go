@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/trident/internal/window"
 	"github.com/squallstream/squall/trident/windowstore"
 )
@@ -199,8 +201,8 @@ func windowNode[S any](s *Stream, op string, group Fields, spec WindowSpec, stor
 		name = s.t.name + "/window" + strconv.Itoa(len(s.t.nodes))
 	}
 	for _, n := range s.t.nodes {
-		if p, ok := n.op.(*persistOp); ok {
-			if w, ok := p.p.(interface{ windowName() string }); ok && w.windowName() == name {
+		if p, ok := n.op.(*exec.Persist); ok {
+			if w, ok := p.P.(interface{ windowName() string }); ok && w.windowName() == name {
 				s.t.errorf("%s: a window named %q already exists", op, name)
 			}
 		}
@@ -215,6 +217,6 @@ func windowNode[S any](s *Stream, op string, group Fields, spec WindowSpec, stor
 	if spec.timeField != "" && !slices.Contains(in, spec.timeField) {
 		in = append(in, spec.timeField)
 	}
-	n := &node{op: &persistOp{p: w, inSch: newSchema(in)}, parent: s.n, sch: newSchema(fields)}
+	n := &node{op: &exec.Persist{P: w, In: in}, parent: s.n, sch: newSchema(fields)}
 	return &Stream{t: s.t, n: s.t.add(n)}
 }

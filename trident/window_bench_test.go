@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/squallstream/squall/internal/clock"
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/windowstore"
 	"github.com/squallstream/squall/trident/windowstore/boltwindows"
 	"github.com/squallstream/squall/txn"
@@ -45,7 +46,7 @@ func benchWindowCommit(b *testing.B, st WindowsStore, perBatch int) {
 	WindowGroups(s.GroupBy("room"), SlidingDuration(15*time.Minute, time.Minute).EventTime("ts").Name("w"), st,
 		Fields{"person"}, Combining[int64](count{}), "n")
 	n := tt.nodes[len(tt.nodes)-1]
-	task, err := n.op.(*persistOp).p.(windowPersister).openWindow(ctx, 0, 1, clock.Real())
+	task, err := n.op.(*exec.Persist).P.(exec.ClockedPersister).OpenClocked(ctx, 0, 1, clock.Real())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,15 +55,15 @@ func benchWindowCommit(b *testing.B, st WindowsStore, perBatch int) {
 	out := &captureCollector{}
 	batch := func() {
 		txid++
-		acc := task.newBatch()
+		acc := task.NewBatch()
 		for i := range perBatch {
 			ts := base.Add(time.Duration(txid)*10*time.Second + time.Duration(i)*10*time.Second/time.Duration(perBatch))
-			if err := acc.add([]any{fmt.Sprint("room-", i%12), fmt.Sprint("p-", i), ts}, nil); err != nil {
+			if err := acc.Add([]any{fmt.Sprint("room-", i%12), fmt.Sprint("p-", i), ts}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		out.emitted = out.emitted[:0]
-		if err := task.commit(ctx, txid, acc, out); err != nil {
+		if err := task.Commit(ctx, txid, acc, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/squallstream/squall/trident/internal/exec"
+
 	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/window"
@@ -31,16 +33,13 @@ type windowOp[S any] struct {
 
 func (w *windowOp[S]) windowName() string { return w.name }
 
-// windowPersister is a persister that reads the topology's clock.
-type windowPersister interface {
-	openWindow(ctx context.Context, partition, numPartitions int, clk clock.Clock) (persistTask, error)
+// Open opens the window task on the real clock; the processor opens it
+// on the topology's (OpenClocked).
+func (w *windowOp[S]) Open(ctx context.Context, partition, numPartitions int) (exec.PersistTask, error) {
+	return w.OpenClocked(ctx, partition, numPartitions, clock.Real())
 }
 
-func (w *windowOp[S]) open(ctx context.Context, partition, numPartitions int) (persistTask, error) {
-	return w.openWindow(ctx, partition, numPartitions, clock.Real())
-}
-
-func (w *windowOp[S]) openWindow(_ context.Context, partition, _ int, clk clock.Clock) (persistTask, error) {
+func (w *windowOp[S]) OpenClocked(_ context.Context, partition, _ int, clk clock.Clock) (exec.PersistTask, error) {
 	return &windowTask[S]{op: w, id: windowID(w.name, partition), clk: clock.Or(clk)}, nil
 }
 
@@ -61,7 +60,7 @@ type windowTask[S any] struct {
 }
 
 // state is the store: windows cannot be queried.
-func (t *windowTask[S]) state() any { return t.op.store }
+func (t *windowTask[S]) State() any { return t.op.store }
 
 // windowBatch collects a batch's tuples, encoded.
 type windowBatch struct {
@@ -71,7 +70,7 @@ type windowBatch struct {
 	items []window.Item
 }
 
-func (b *windowBatch) add(values []any, _ *schema) error {
+func (b *windowBatch) Add(values []any) error {
 	it, err := b.op.item(values)
 	if err != nil {
 		return err
@@ -80,7 +79,7 @@ func (b *windowBatch) add(values []any, _ *schema) error {
 	return nil
 }
 
-func (t *windowTask[S]) newBatch() batchAcc { return &windowBatch{op: t.op} }
+func (t *windowTask[S]) NewBatch() exec.BatchAcc { return &windowBatch{op: t.op} }
 
 // item encodes the stored fields of a tuple and reads its event time.
 func (w *windowOp[S]) item(values []any) (window.Item, error) {
@@ -92,7 +91,7 @@ func (w *windowOp[S]) item(values []any) (window.Item, error) {
 		}
 		it.Pos = ts.UnixNano()
 	}
-	data, err := encodeValues(pick(values, w.stored))
+	data, err := encodeValues(exec.Pick(values, w.stored))
 	if err != nil {
 		return it, Reject(fmt.Errorf("window %s: %w", w.name, err))
 	}
@@ -103,7 +102,7 @@ func (w *windowOp[S]) item(values []any) (window.Item, error) {
 // commit runs the batch through the window core, or, if the batch's txid
 // has a record already (a replay of a commit that stored it), re-emits
 // the windows stored in it.
-func (t *windowTask[S]) commit(ctx context.Context, txid txn.TxID, acc batchAcc, out Collector) error {
+func (t *windowTask[S]) Commit(ctx context.Context, txid txn.TxID, acc exec.BatchAcc, out Collector) error {
 	st := t.op.store
 	rec, err := st.Get(ctx, t.id, txid)
 	switch {

@@ -1,0 +1,68 @@
+package exec
+
+import (
+	"github.com/squallstream/squall/internal/arena"
+	"github.com/squallstream/squall/trident/internal/plan"
+)
+
+// Borrows reports whether op keeps nothing of a tuple it is passed once
+// the call returns (it implements BorrowsTuples() bool and returns
+// true; see trident.TupleBorrower).
+func Borrows(op any) bool {
+	b, ok := op.(interface{ BorrowsTuples() bool })
+	return ok && b.BorrowsTuples()
+}
+
+// borrows reports whether node n keeps nothing of the tuples of its
+// parent: they may then be built in reused storage.
+func borrows(n *plan.Node) bool {
+	switch op := opOf(n).(type) {
+	case *Aggregate:
+		return op.Agg.BorrowsTuples()
+	case *Persist:
+		return Borrows(op.P)
+	}
+	return false
+}
+
+// reusedTuple is the storage an Each node builds its output tuples in
+// when every consumer of them borrows: one values slice, and one string
+// header for what EmitString boxes, rewritten for every tuple.
+type reusedTuple struct {
+	values []any
+	str    arena.Slot
+}
+
+// reusable returns the reused storage for node n's output, or nil when
+// some consumer may keep its tuples or they leave the stage.
+func reusable(n *plan.Node, f fanout) *reusedTuple {
+	if _, ok := opOf(n).(*Each); !ok || f.stream != "" || len(f.local) == 0 {
+		return nil
+	}
+	for _, c := range f.local {
+		if !borrows(c) {
+			return nil
+		}
+	}
+	return &reusedTuple{values: make([]any, len(n.Fields))}
+}
+
+// Detach returns values with every string boxed anew, so that it no
+// longer points into reused storage: for what is kept of a borrowed
+// tuple, such as a group's key values or a dead letter. It writes in
+// place and returns values.
+func Detach(values []any) []any {
+	for i, v := range values {
+		if s, ok := v.(string); ok {
+			values[i] = s // a new box, holding a copy of the header
+		}
+	}
+	return values
+}
+
+// ReusesOutput reports whether the processors of plan p build node n's
+// output tuples in reused storage.
+func ReusesOutput(p *plan.Plan, n *plan.Node) bool {
+	o := p.Fanout(n)
+	return reusable(n, fanout{local: o.Local, stream: o.Stream}) != nil
+}

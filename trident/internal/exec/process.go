@@ -1,0 +1,104 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/squallstream/squall/trident/internal/plan"
+	"github.com/squallstream/squall/trident/internal/runtime"
+)
+
+// emitFrom passes a tuple that node n produced to n's children in this
+// stage and, if n feeds other stages, emits it on n's data stream (the
+// runtime counts it for every task it goes to).
+func (s *Processor) emitFrom(n *plan.Node, bt *runtime.Batch, values []any) error {
+	o := &s.fanouts[n.ID]
+	for _, c := range o.local {
+		if err := s.process(c, bt, values); err != nil {
+			return err
+		}
+	}
+	if o.stream != "" {
+		bt.Emit(o.stream, values)
+	}
+	return nil
+}
+
+// process runs node n on a tuple of its parent. A tuple the node's
+// operation rejects goes to the dead letters.
+//
+// For a DRPC request that ended without an answer, the tuple goes no
+// further and an error of its work is dropped.
+func (s *Processor) process(n *plan.Node, bt *runtime.Batch, values []any) error {
+	if s.abandoned(n, bt) {
+		return nil
+	}
+	if err := s.apply(n, bt, values); err != nil {
+		if s.abandoned(n, bt) {
+			return nil
+		}
+		return s.rejectedAt(n, bt, err, values)
+	}
+	return nil
+}
+
+func (s *Processor) apply(n *plan.Node, bt *runtime.Batch, values []any) error {
+	switch op := opOf(n).(type) {
+	case *Each:
+		c := s.collector(n, bt, values)
+		if err := op.Fn.Execute(s.ctxOf(n, bt), values, c); err != nil {
+			return err
+		}
+		return c.err
+	case *Filter:
+		keep, err := op.Fn.Keep(s.ctxOf(n, bt), values)
+		if err != nil || !keep {
+			return err
+		}
+		return s.emitFrom(n, bt, values)
+	case *Map:
+		out, err := op.Fn.Map(s.ctxOf(n, bt), values)
+		if err != nil {
+			return err
+		}
+		if len(out) != len(n.Fields) {
+			return fmt.Errorf("trident: Map returned %d values for fields %v", len(out), n.Fields)
+		}
+		return s.emitFrom(n, bt, out)
+	case *FlatMap:
+		c := s.collector(n, bt, nil)
+		if err := op.Fn.Execute(s.ctxOf(n, bt), values, c); err != nil {
+			return err
+		}
+		return c.err
+	case *Peek:
+		op.Fn(values)
+		return s.emitFrom(n, bt, values)
+	case *Project:
+		return s.emitFrom(n, bt, ProjectValues(values, op.Idx))
+	case *Aggregate:
+		a := s.aggregation(n, bt)
+		if err := a.Add(values); err != nil {
+			return err
+		}
+		return a.takeEmitErr()
+	case *Query:
+		queries := bt.Data.(*batchData).queries
+		q := queries[n.ID]
+		if q == nil {
+			q = op.Q.NewBatch()
+			queries[n.ID] = q
+		}
+		q.Add(values)
+		return nil
+	case *Persist:
+		accs := bt.Data.(*batchData).accs
+		acc := accs[n.ID]
+		if acc == nil {
+			acc = s.persist[n.ID].NewBatch()
+			accs[n.ID] = acc
+		}
+		return acc.Add(values)
+	default:
+		return s.emitFrom(n, bt, values)
+	}
+}
