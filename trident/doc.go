@@ -46,15 +46,19 @@
 //
 //   - plan, the planner: a pure function from a description of the
 //     declared graph to stages; it imports nothing of squall;
+//   - exec, the stage processor: it runs a stage's operations in one
+//     task on value slices, reaching the user's operations through
+//     type-erased interfaces this package implements over the user's
+//     types (bind.go and the generic aggregators, persisters and
+//     queriers); it is the runtime.Processor of each stage task;
 //   - runtime, the shells: the master coordinator spout, the stage bolts,
-//     fencing, retries and the status Running reads; it runs the user's
-//     operations through runtime.Processor, which this package compiles
-//     per stage task (stage.go);
+//     fencing, retries and the status Running reads;
 //   - coord and completion, the pure batch coordinator and
 //     batch-completion machine the runtime drives.
 //
-// Imports go one way: trident -> runtime -> plan, coord, completion
-// (trident also imports plan, to describe its graph). The layers below
+// Imports go one way: trident -> exec -> runtime -> plan, coord,
+// completion (trident also imports runtime and plan, to generate and
+// describe its graph). The layers below
 // never import package trident; docs/trident.md describes them and the
 // vocabulary.
 package trident
