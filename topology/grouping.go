@@ -137,7 +137,7 @@ type fieldsChooser struct {
 }
 
 func (f *fieldsChooser) choose(_ TaskID, values Values, dst []TaskID) []TaskID {
-	h := uint64(fnvOffset)
+	h := uint64(keyenc.HashOffset)
 	for _, i := range f.index {
 		h = hashValue(h, values[i], &f.buf)
 	}
@@ -170,28 +170,6 @@ func (c *customChooser) choose(source TaskID, values Values, dst []TaskID) []Tas
 	return dst
 }
 
-// FNV-1a, used so that fields grouping is stable across processes and runs.
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func hashString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
-}
-
-func hashBytes(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return h
-}
-
 // hashValue folds the canonical key encoding of v (internal/keyenc, the
 // encoding of state keys) into h, so that values that are the same state
 // key hash equally: int64(7) and int(7), a named string type and the
@@ -203,23 +181,15 @@ func hashValue(h uint64, v any, buf *[]byte) uint64 {
 	var hdr [5]byte
 	switch x := v.(type) {
 	case string:
-		return hashString(hashBytes(h, keyenc.AppendStringHeader(hdr[:0], len(x))), x)
+		return keyenc.HashString(keyenc.HashBytes(h, keyenc.AppendStringHeader(hdr[:0], len(x))), x)
 	case []byte:
-		return hashBytes(hashBytes(h, keyenc.AppendBinHeader(hdr[:0], len(x))), x)
+		return keyenc.HashBytes(keyenc.HashBytes(h, keyenc.AppendBinHeader(hdr[:0], len(x))), x)
 	}
 	b, err := keyenc.Append((*buf)[:0], v)
 	if err != nil {
-		return hashString(hashUint(h, 0xff), fmt.Sprintf("%#v", v))
+		// A marker no encoding starts with (0xff and seven zero bytes), then the Go syntax.
+		return keyenc.HashString(keyenc.HashBytes(h, []byte{0xff, 0, 0, 0, 0, 0, 0, 0}), fmt.Sprintf("%#v", v))
 	}
 	*buf = b
-	return hashBytes(h, b)
-}
-
-func hashUint(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= v & 0xff
-		h *= fnvPrime
-		v >>= 8
-	}
-	return h
+	return keyenc.HashBytes(h, b)
 }

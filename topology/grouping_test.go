@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/squallstream/squall/internal/keyenc"
 )
 
 // recorder remembers which task received which values.
@@ -266,7 +268,7 @@ func (s *emitOnce) Close() error { return nil }
 func TestHashValueGroupsIntegersByValue(t *testing.T) {
 	hv := func(v any) uint64 {
 		var buf []byte
-		return hashValue(fnvOffset, v, &buf)
+		return hashValue(keyenc.HashOffset, v, &buf)
 	}
 	if hv(int64(7)) != hv(7) || hv(uint8(7)) != hv(7) {
 		t.Fatal("equal integers of different types hash differently")
