@@ -139,7 +139,8 @@ func (snapshotGet[S, V]) Execute(_ context.Context, _ trident.Tuple, e state.Ent
 // TupleCollection is state that can list its content as tuples (Storm's
 // ITupleCollection), such as the opaque, transactional and
 // non-transactional map states over a backing map that lists its keys
-// (memory, bbolt): their rows are a key's values followed by its value.
+// (memory, bbolt, Cassandra): their rows are a key's values followed by
+// its value.
 type TupleCollection interface {
 	// Tuples returns the state's tuples. The sequence reads with ctx and
 	// may be ranged more than once; each range starts from the
@@ -161,8 +162,10 @@ type TupleCollection interface {
 // be a TupleCollection, which every map state of this module is. A state
 // that is not fails the query with an error matching
 // ErrNotTupleCollection, and a map state whose backing map cannot list
-// its keys (Cassandra) with one matching state.ErrNotListable: both are
-// fatal. Another error yielded by the sequence is returned wrapped,
+// its keys (not a state.KeyLister) with one matching
+// state.ErrNotListable: both are fatal. A Cassandra map lists its keys
+// by scanning its whole table, every partition scanning it once per
+// query (see state/cassandra). Another error yielded by the sequence is returned wrapped,
 // keeping its failure kind.
 //
 // It asks every partition of the state (trident.EveryPartition), as
