@@ -88,6 +88,9 @@ func run(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	if err := s.feedAndSample(ctx); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("soak: interrupted: %w", err)
+	}
 	fed := s.feed.fed.Load()
 	_, faults := s.run.state()
 	if err := s.run.stop(time.Minute); err != nil {
@@ -219,9 +222,6 @@ func (s *soak) feedAll(ctx context.Context) error {
 			<-done
 			err = fmt.Errorf("soak: the run process exited: %v (log: %s)", s.run.err, filepath.Join(s.dir, "run.log"))
 		}
-		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
-			return ctx.Err()
-		}
 		return err
 	}
 	for m := int64(s.cfg.mark); ; m += int64(s.cfg.mark) {
@@ -283,56 +283,6 @@ func (s *soak) sample(ctx context.Context) (sample, error) {
 	}
 	p, faults := s.run.state()
 	return sample{at: time.Since(s.start), fed: s.feed.fed.Load(), status: st, runtime: rt, progress: p, faults: faults}, nil
-}
-
-// judge decides growth of the anonymous resident set (the process's
-// own memory: heap, stacks, runtime) and of the goroutines over the
-// interval samples. The whole resident set is judged too but only
-// reported: its file-backed part is the embedded store's file mapped in
-// memory, which grows with the data on disk and which the kernel can
-// drop at will.
-func (s *soak) judge() error {
-	s.mu.Lock()
-	samples := s.samples
-	s.mu.Unlock()
-	anon := make([]float64, len(samples))
-	rss := make([]float64, len(samples))
-	gor := make([]float64, len(samples))
-	for i, smp := range samples {
-		anon[i] = float64(smp.status.rssAnon)
-		rss[i] = float64(smp.status.vmRSS)
-		gor[i] = float64(smp.runtime.goroutines)
-	}
-	rssTol := tolerance{rel: s.cfg.rssTol.rel, abs: s.cfg.rssTol.abs * (1 << 20)}
-	var errs []error
-	for _, j := range []struct {
-		name   string
-		series []float64
-		tol    tolerance
-		unit   float64
-		judged bool
-	}{
-		{"anonymous resident set (MiB)", anon, rssTol, 1 << 20, true},
-		{"goroutines", gor, s.cfg.goroutineTol, 1, true},
-		{"whole resident set, the store's mapped file included (MiB; reported, not judged)", rss, rssTol, 1 << 20, false},
-	} {
-		v, err := decide(j.series, j.tol)
-		if err != nil {
-			// With -events the marks' samples are the figures; a
-			// run too short for the interval samples is not judged.
-			if j.judged && !(s.cfg.events > 0 && errors.Is(err, errTooFewSamples)) {
-				errs = append(errs, fmt.Errorf("%s: %w", j.name, err))
-			}
-			fmt.Fprintf(s.out, "soak: %s: not judged: %v\n", j.name, err)
-			continue
-		}
-		v.firstPeak, v.middlePeak, v.lastPeak, v.limit = v.firstPeak/j.unit, v.middlePeak/j.unit, v.lastPeak/j.unit, v.limit/j.unit
-		fmt.Fprintf(s.out, "soak: %s over %d samples: %v\n", j.name, len(j.series), v)
-		if v.grows && j.judged {
-			errs = append(errs, fmt.Errorf("%w: %s", errGrowth, j.name))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // finish lets a run without faults commit everything fed, then verifies.
