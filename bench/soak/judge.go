@@ -46,7 +46,7 @@ func (s *soak) judge() error {
 			fmt.Fprintf(s.out, "soak: %s: not judged: %v\n", j.name, err)
 			continue
 		}
-		v.firstPeak, v.middlePeak, v.lastPeak, v.limit = v.firstPeak/j.unit, v.middlePeak/j.unit, v.lastPeak/j.unit, v.limit/j.unit
+		v.firstPeak, v.middlePeak, v.lastPeak, v.lastLow, v.limit = v.firstPeak/j.unit, v.middlePeak/j.unit, v.lastPeak/j.unit, v.lastLow/j.unit, v.limit/j.unit
 		note := ""
 		if !j.judged {
 			note = " (reported, not judged)"
