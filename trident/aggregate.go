@@ -38,7 +38,7 @@ func aggregateNode[S any](s *Stream, op string, group, input Fields, agg Aggrega
 			s.t.errorf("%s: output field %q is a group field", op, f)
 		}
 	}
-	a := &aggregatorOf[S]{agg: agg, group: s.n.sch.indexes(group), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	a := &aggregatorOf[S]{agg: agg, group: s.n.sch.indexes(group), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
 	n := &node{op: &exec.Aggregate{Agg: a}, parent: s.n,
 		sch: newSchema(append(slices.Clone(group), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
@@ -76,12 +76,14 @@ func (a reducing[V]) BorrowsTuples() bool                              { return 
 type aggregatorOf[S any] struct {
 	agg   Aggregator[S]
 	group []int
-	input []int
+	input exec.Projection
 	inSch *schema
 }
 
 func (a *aggregatorOf[S]) NewBatch(at txn.Attempt, out func(group []any) Collector, ofNothing bool) exec.AggregateBatch {
-	return &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: exec.NewGroupIndex[groupState[S]]()}
+	b := &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: exec.NewGroupIndex[groupState[S]]()}
+	b.newGroup = b.initGroup
+	return b
 }
 
 func (a *aggregatorOf[S]) BorrowsTuples() bool { return exec.Borrows(a.agg) }
@@ -98,20 +100,24 @@ type aggregateBatchOf[S any] struct {
 	out       func(group []any) Collector
 	ofNothing bool // an ungrouped aggregation of no tuple completes once
 	groups    exec.GroupIndex[groupState[S]]
+	newGroup  func(group []any, _ state.Key) (*groupState[S], error) // initGroup, bound once per batch
 }
 
 func (b *aggregateBatchOf[S]) Add(values []any) error {
-	g, _, err := b.groups.Find(values, b.op.group, func(group []any, _ state.Key) (*groupState[S], error) {
-		out := b.out(group)
-		acc, err := b.op.agg.Init(b.attempt, out)
-		return &groupState[S]{group: group, out: out, acc: acc}, err
-	})
+	g, _, err := b.groups.Find(values, b.op.group, b.newGroup)
 	if err != nil {
 		return err
 	}
-	acc, err := b.op.agg.Aggregate(g.acc, project(values, b.op.input, b.op.inSch), g.out)
+	acc, err := b.op.agg.Aggregate(g.acc, Tuple{values: b.op.input.Of(values), sch: b.op.inSch}, g.out)
 	g.acc = acc
 	return err
+}
+
+// initGroup starts a group of the batch.
+func (b *aggregateBatchOf[S]) initGroup(group []any, _ state.Key) (*groupState[S], error) {
+	out := b.out(group)
+	acc, err := b.op.agg.Init(b.attempt, out)
+	return &groupState[S]{group: group, out: out, acc: acc}, err
 }
 
 func (b *aggregateBatchOf[S]) Complete() error {

@@ -66,7 +66,7 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 	if len(s.t.errs) == 0 {
 		s, input, agg = preAggregate(s, groupFields, input, agg)
 	}
-	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: s.n.sch.indexes(input), inSch: newSchema(slices.Clone(input))}
+	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
 	n := &node{op: &exec.Persist{P: p, In: input}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
@@ -135,7 +135,7 @@ type persistCombiner[V any] struct {
 	factory StateFactory[V]
 	agg     CombinerAggregator[V]
 	group   []int
-	input   []int
+	input   exec.Projection
 	inSch   *schema // the input fields
 }
 
@@ -186,17 +186,25 @@ func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
 }
 
 func (a *accOf[V]) Add(values []any) error {
-	v, err := a.op.agg.Init(project(values, a.op.input, a.op.inSch))
+	v, err := a.op.agg.Init(Tuple{values: a.op.input.Of(values), sch: a.op.inSch})
 	if err != nil {
 		return err
 	}
-	g, created, err := a.groups.Find(values, a.op.group, func(group []any, key state.Key) (*groupAcc[V], error) {
-		return &groupAcc[V]{key: key, group: group, val: v}, nil
-	})
-	if err == nil && !created {
+	g, created, err := a.groups.Find(values, a.op.group, newGroupAcc[V])
+	if err != nil {
+		return err
+	}
+	if created {
+		g.val = v
+	} else {
 		g.val = a.op.agg.Combine(g.val, v)
 	}
-	return err
+	return nil
+}
+
+// newGroupAcc starts a group of a batch, without a value yet.
+func newGroupAcc[V any](group []any, key state.Key) (*groupAcc[V], error) {
+	return &groupAcc[V]{key: key, group: group}, nil
 }
 
 func (t *persistTaskOf[V]) Commit(ctx context.Context, txid txn.TxID, acc exec.BatchAcc, out Collector) error {

@@ -27,10 +27,20 @@ func borrows(n *plan.Node) bool {
 
 // reusedTuple is the storage an Each node builds its output tuples in
 // when every consumer of them borrows: one values slice, and one string
-// header for what EmitString boxes, rewritten for every tuple.
+// header for what EmitString boxes, rewritten for every tuple. The input
+// tuple's values are copied into it once per call of the function
+// (Processor.collector); each emit rewrites only what follows them.
 type reusedTuple struct {
 	values []any
 	str    arena.Slot
+	to     []borrower // the node's consumers, in its fanout's order
+}
+
+// borrower is a consumer of reused storage: an aggregation or a
+// persistent node.
+type borrower struct {
+	n          *plan.Node
+	aggregates bool // an Aggregate; else a Persist
 }
 
 // reusable returns the reused storage for node n's output, or nil when
@@ -39,12 +49,15 @@ func reusable(n *plan.Node, f fanout) *reusedTuple {
 	if _, ok := opOf(n).(*Each); !ok || f.stream != "" || len(f.local) == 0 {
 		return nil
 	}
+	r := &reusedTuple{values: make([]any, len(n.Fields))}
 	for _, c := range f.local {
 		if !borrows(c) {
 			return nil
 		}
+		_, aggregates := opOf(c).(*Aggregate)
+		r.to = append(r.to, borrower{n: c, aggregates: aggregates})
 	}
-	return &reusedTuple{values: make([]any, len(n.Fields))}
+	return r
 }
 
 // Detach returns values with every string boxed anew, so that it no

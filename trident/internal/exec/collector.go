@@ -28,7 +28,12 @@ func (c *collector) Emit(values ...any) {
 		c.fail(fmt.Errorf("trident: emitted %d values for fields %v", len(values), c.n.Fields[len(c.base):]))
 		return
 	}
-	out := c.take()
+	if r := c.reuse; r != nil {
+		copy(r.values[len(c.base):], values) // after the base, copied once per call
+		c.emit(r.values)
+		return
+	}
+	out := c.s.values.Take(c.width)
 	copy(out[copy(out, c.base):], values)
 	c.emit(out)
 }
@@ -43,27 +48,25 @@ func (c *collector) EmitString(v string) {
 		c.fail(fmt.Errorf("trident: emitted 1 value for fields %v", c.n.Fields[len(c.base):]))
 		return
 	}
-	out := c.take()
-	copy(out, c.base)
-	if c.reuse != nil {
-		out[len(c.base)] = c.reuse.str.Box(v)
-	} else {
-		out[len(c.base)] = c.s.strings.Box(v)
+	if r := c.reuse; r != nil {
+		r.values[len(c.base)] = r.str.Box(v) // after the base, copied once per call
+		c.emit(r.values)
+		return
 	}
+	out := c.s.values.Take(c.width)
+	copy(out, c.base)
+	out[len(c.base)] = c.s.strings.Box(v)
 	c.emit(out)
 }
 
-// take returns the storage for an output tuple: the node's reused
-// storage if its consumers borrow, else fresh values from the arena.
-func (c *collector) take() []any {
-	if c.reuse != nil {
-		return c.reuse.values
-	}
-	return c.s.values.Take(c.width)
-}
-
 func (c *collector) emit(out []any) {
-	if err := c.s.emitFrom(c.n, c.bt, out); err != nil {
+	var err error
+	if c.reuse != nil {
+		err = c.s.lend(c.reuse.to, c.bt, out)
+	} else {
+		err = c.s.emitFrom(c.n, c.bt, out)
+	}
+	if err != nil {
 		c.fail(err)
 	}
 }
@@ -81,8 +84,16 @@ func (c *collector) ReportError(err error) { c.s.task.ReportError(err) }
 // reset for the tuple values. One collector per node is reused: a node
 // never runs inside its own call (the nodes of a stage form a tree), and a
 // collector must not be used after the call it was passed to returns.
+//
+// When n builds its output in reused storage, values are copied there
+// once, here, and each emit writes only what follows them: the consumers
+// of reused storage borrow, so nothing writes to it during the call but
+// the collector (see reusedTuple).
 func (s *Processor) collector(n *plan.Node, bt *runtime.Batch, values []any) *collector {
 	c := &s.collectors[n.ID]
 	*c = collector{s: s, n: n, bt: bt, base: values, reuse: s.fanouts[n.ID].reuse, width: len(n.Fields)}
+	if c.reuse != nil && len(values) <= c.width {
+		copy(c.reuse.values, values)
+	}
 	return c
 }

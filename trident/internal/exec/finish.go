@@ -18,7 +18,7 @@ func (s *Processor) Finish(bt *runtime.Batch) error {
 	s.committing = bt.Attempt
 	data := bt.Data.(*batchData)
 	for _, n := range s.stage.Nodes {
-		op := opOf(n)
+		op := s.op(n)
 		if _, commits := op.(*Persist); !commits && s.abandoned(n, bt) {
 			continue
 		}
@@ -107,7 +107,7 @@ func (s *Processor) aggregation(n *plan.Node, bt *runtime.Batch) *aggregation {
 	a := aggs[n.ID]
 	if a == nil {
 		a = &aggregation{}
-		a.AggregateBatch = opOf(n).(*Aggregate).Agg.NewBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
+		a.AggregateBatch = s.op(n).(*Aggregate).Agg.NewBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
 		aggs[n.ID] = a
 	}
 	return a

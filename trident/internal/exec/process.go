@@ -32,17 +32,21 @@ func (s *Processor) process(n *plan.Node, bt *runtime.Batch, values []any) error
 	if s.abandoned(n, bt) {
 		return nil
 	}
-	if err := s.apply(n, bt, values); err != nil {
-		if s.abandoned(n, bt) {
-			return nil
-		}
-		return s.rejectedAt(n, bt, err, values)
+	return s.handle(n, bt, values, s.apply(n, bt, values))
+}
+
+// handle returns what err, the error of node n's operation on a tuple,
+// does to the batch: nil if there was none or n's DRPC request ended
+// without an answer, nil if the tuple went to the dead letters, else err.
+func (s *Processor) handle(n *plan.Node, bt *runtime.Batch, values []any, err error) error {
+	if err == nil || s.abandoned(n, bt) {
+		return nil
 	}
-	return nil
+	return s.rejectedAt(n, bt, err, values)
 }
 
 func (s *Processor) apply(n *plan.Node, bt *runtime.Batch, values []any) error {
-	switch op := opOf(n).(type) {
+	switch op := s.op(n).(type) {
 	case *Each:
 		c := s.collector(n, bt, values)
 		if err := op.Fn.Execute(s.ctxOf(n, bt), values, c); err != nil {
@@ -76,11 +80,7 @@ func (s *Processor) apply(n *plan.Node, bt *runtime.Batch, values []any) error {
 	case *Project:
 		return s.emitFrom(n, bt, ProjectValues(values, op.Idx))
 	case *Aggregate:
-		a := s.aggregation(n, bt)
-		if err := a.Add(values); err != nil {
-			return err
-		}
-		return a.takeEmitErr()
+		return s.aggregate(n, bt, values)
 	case *Query:
 		queries := bt.Data.(*batchData).queries
 		q := queries[n.ID]
@@ -91,14 +91,50 @@ func (s *Processor) apply(n *plan.Node, bt *runtime.Batch, values []any) error {
 		q.Add(values)
 		return nil
 	case *Persist:
-		accs := bt.Data.(*batchData).accs
-		acc := accs[n.ID]
-		if acc == nil {
-			acc = s.persist[n.ID].NewBatch()
-			accs[n.ID] = acc
-		}
-		return acc.Add(values)
+		return s.accumulate(n, bt, values)
 	default:
 		return s.emitFrom(n, bt, values)
 	}
+}
+
+// aggregate adds a tuple to aggregation node n's batch.
+func (s *Processor) aggregate(n *plan.Node, bt *runtime.Batch, values []any) error {
+	a := s.aggregation(n, bt)
+	if err := a.Add(values); err != nil {
+		return err
+	}
+	return a.takeEmitErr()
+}
+
+// accumulate adds a tuple to persistent node n's batch.
+func (s *Processor) accumulate(n *plan.Node, bt *runtime.Batch, values []any) error {
+	accs := bt.Data.(*batchData).accs
+	acc := accs[n.ID]
+	if acc == nil {
+		acc = s.persist[n.ID].NewBatch()
+		accs[n.ID] = acc
+	}
+	return acc.Add(values)
+}
+
+// lend passes a tuple an Each node built in reused storage to the nodes
+// that borrow it (reusedTuple.to): what emitFrom and process do, without
+// their type switch on the operation, which is known, and without a data
+// stream, which reused storage never feeds.
+func (s *Processor) lend(to []borrower, bt *runtime.Batch, values []any) error {
+	for _, b := range to {
+		if s.abandoned(b.n, bt) {
+			continue
+		}
+		var err error
+		if b.aggregates {
+			err = s.aggregate(b.n, bt, values)
+		} else {
+			err = s.accumulate(b.n, bt, values)
+		}
+		if err := s.handle(b.n, bt, values, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -50,3 +50,30 @@ func GroupKey(values []any, idx []int) ([]any, state.Key, error) {
 	}
 	return group, key, nil
 }
+
+// Projection picks the values at some positions of a tuple, as
+// ProjectValues does, with the choice between a view and a copy made
+// once, when the positions are known, instead of for every tuple.
+type Projection struct {
+	idx    []int
+	lo, hi int  // the view values[lo:hi:hi], when view
+	view   bool // idx is consecutive (or empty)
+}
+
+// NewProjection returns the projection of the values at idx.
+func NewProjection(idx []int) Projection {
+	if len(idx) == 0 {
+		return Projection{view: true}
+	}
+	return Projection{idx: idx, lo: idx[0], hi: idx[0] + len(idx), view: consecutive(idx)}
+}
+
+// Of returns the values at the projection's positions: a view of values
+// (capped, so that an append copies) when they are consecutive, else a
+// copy.
+func (p *Projection) Of(values []any) []any {
+	if p.view {
+		return values[p.lo:p.hi:p.hi]
+	}
+	return Pick(values, p.idx)
+}
