@@ -89,9 +89,12 @@ func (c *collector) ReportError(err error) { c.s.task.ReportError(err) }
 // once, here, and each emit writes only what follows them: the consumers
 // of reused storage borrow, so nothing writes to it during the call but
 // the collector (see reusedTuple).
+//
+// What does not change from call to call (the processor, the node, its
+// reused storage, the width) was set in NewProcessor.
 func (s *Processor) collector(n *plan.Node, bt *runtime.Batch, values []any) *collector {
 	c := &s.collectors[n.ID]
-	*c = collector{s: s, n: n, bt: bt, base: values, reuse: s.fanouts[n.ID].reuse, width: len(n.Fields)}
+	c.bt, c.base, c.err = bt, values, nil
 	if c.reuse != nil && len(values) <= c.width {
 		copy(c.reuse.values, values)
 	}

@@ -67,13 +67,17 @@ func (s *Processor) rejectedAt(n *plan.Node, bt *runtime.Batch, err error, value
 }
 
 // abandoned reports whether node n works for a DRPC request of the batch
-// that ended without an answer.
+// that ended without an answer. It is asked for every tuple at every
+// node, and small enough to be inlined where no node works for one.
 func (s *Processor) abandoned(n *plan.Node, bt *runtime.Batch) bool {
+	return s.requests != nil && s.ended(n, bt)
+}
+
+// ended reports whether node n works for a DRPC request of the batch that
+// ended without an answer.
+func (s *Processor) ended(n *plan.Node, bt *runtime.Batch) bool {
 	r := s.requestOf(n)
-	if r == nil {
-		return false
-	}
-	return s.request(r, bt).Err() != nil
+	return r != nil && s.request(r, bt).Err() != nil
 }
 
 // request returns the context of r's request in the batch, made on first

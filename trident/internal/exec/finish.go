@@ -103,13 +103,17 @@ func (a *aggregation) takeEmitErr() error {
 
 // aggregation returns node n's state for the batch.
 func (s *Processor) aggregation(n *plan.Node, bt *runtime.Batch) *aggregation {
-	aggs := bt.Data.(*batchData).aggs
-	a := aggs[n.ID]
-	if a == nil {
-		a = &aggregation{}
-		a.AggregateBatch = s.op(n).(*Aggregate).Agg.NewBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
-		aggs[n.ID] = a
+	if a := bt.Data.(*batchData).aggs[n.ID]; a != nil { // inlined: the commonest case
+		return a
 	}
+	return s.newAggregation(n, bt)
+}
+
+// newAggregation starts node n's state for the batch.
+func (s *Processor) newAggregation(n *plan.Node, bt *runtime.Batch) *aggregation {
+	a := &aggregation{}
+	a.AggregateBatch = s.op(n).(*Aggregate).Agg.NewBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
+	bt.Data.(*batchData).aggs[n.ID] = a
 	return a
 }
 

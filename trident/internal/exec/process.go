@@ -39,7 +39,14 @@ func (s *Processor) process(n *plan.Node, bt *runtime.Batch, values []any) error
 // does to the batch: nil if there was none or n's DRPC request ended
 // without an answer, nil if the tuple went to the dead letters, else err.
 func (s *Processor) handle(n *plan.Node, bt *runtime.Batch, values []any, err error) error {
-	if err == nil || s.abandoned(n, bt) {
+	if err == nil { // inlined: the commonest case
+		return nil
+	}
+	return s.failed(n, bt, values, err)
+}
+
+func (s *Processor) failed(n *plan.Node, bt *runtime.Batch, values []any, err error) error {
+	if s.abandoned(n, bt) {
 		return nil
 	}
 	return s.rejectedAt(n, bt, err, values)
@@ -108,13 +115,18 @@ func (s *Processor) aggregate(n *plan.Node, bt *runtime.Batch, values []any) err
 
 // accumulate adds a tuple to persistent node n's batch.
 func (s *Processor) accumulate(n *plan.Node, bt *runtime.Batch, values []any) error {
-	accs := bt.Data.(*batchData).accs
-	acc := accs[n.ID]
+	acc := bt.Data.(*batchData).accs[n.ID]
 	if acc == nil {
-		acc = s.persist[n.ID].NewBatch()
-		accs[n.ID] = acc
+		acc = s.newAcc(n, bt)
 	}
 	return acc.Add(values)
+}
+
+// newAcc starts persistent node n's batch.
+func (s *Processor) newAcc(n *plan.Node, bt *runtime.Batch) BatchAcc {
+	acc := s.persist[n.ID].NewBatch()
+	bt.Data.(*batchData).accs[n.ID] = acc
+	return acc
 }
 
 // lend passes a tuple an Each node built in reused storage to the nodes

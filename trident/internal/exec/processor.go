@@ -21,8 +21,8 @@ type Processor struct {
 	cfg     *Config
 	ops     []Op     // by node id: the operations of the stage's nodes (see op)
 	fanouts []fanout // by node id
-	// collectors are the Each nodes' reused collectors (by node id);
-	// values and strings hold what they emit.
+	// collectors are the Each and FlatMap nodes' reused collectors (by
+	// node id); values and strings hold what they emit.
 	collectors []collector
 	values     arena.Slices[any]
 	strings    arena.Strings
@@ -68,6 +68,7 @@ func NewProcessor(p *plan.Plan, s *plan.Stage, nodes int, cfg *Config, states *S
 		f := fanout{local: o.Local, stream: o.Stream}
 		f.reuse = reusable(n, f)
 		pr.fanouts[n.ID] = f
+		pr.collectors[n.ID] = collector{s: pr, n: n, reuse: f.reuse, width: len(n.Fields)}
 	}
 	return pr
 }

@@ -37,7 +37,7 @@ const (
 	recentFrom = 9
 	// recentPerKey is the number of slots per distinct string the cache
 	// grows to, so that few keys share a slot.
-	recentPerKey = 8
+	recentPerKey = 16
 	// recentMaxSlots bounds the cache (24 bytes a slot: 24 KiB).
 	recentMaxSlots = 1 << 10
 	// recentRound is the number of probes after which a cache that
