@@ -39,6 +39,12 @@ func aggregateNode[S any](s *Stream, op string, group, input Fields, agg Aggrega
 		}
 	}
 	a := &aggregatorOf[S]{agg: agg, group: s.n.sch.indexes(group), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
+	return s.aggregated(group, outputs, a)
+}
+
+// aggregated returns the stream of aggregation a of s, whose fields are
+// group followed by outputs.
+func (s *Stream) aggregated(group Fields, outputs []string, a exec.Aggregator) *Stream {
 	n := &node{op: &exec.Aggregate{Agg: a}, parent: s.n,
 		sch: newSchema(append(slices.Clone(group), outputs...))}
 	return &Stream{t: s.t, n: s.t.add(n)}
@@ -81,7 +87,8 @@ type aggregatorOf[S any] struct {
 }
 
 func (a *aggregatorOf[S]) NewBatch(at txn.Attempt, out func(group []any) Collector, ofNothing bool) exec.AggregateBatch {
-	b := &aggregateBatchOf[S]{op: a, attempt: at, out: out, ofNothing: ofNothing, groups: exec.NewGroupIndex[groupState[S]]()}
+	b := &aggregateBatchOf[S]{op: a, agg: a.agg, group: a.group, input: a.input, inSch: a.inSch,
+		attempt: at, out: out, ofNothing: ofNothing, groups: exec.NewGroupIndex[groupState[S]]()}
 	b.newGroup = b.initGroup
 	return b
 }
@@ -95,7 +102,13 @@ type groupState[S any] struct {
 }
 
 type aggregateBatchOf[S any] struct {
-	op        *aggregatorOf[S]
+	op *aggregatorOf[S]
+	// Copies of op's fields, which Add reads for every tuple: one
+	// pointer fewer to follow.
+	agg       Aggregator[S]
+	group     []int
+	input     exec.Projection
+	inSch     *schema
 	attempt   txn.Attempt
 	out       func(group []any) Collector
 	ofNothing bool // an ungrouped aggregation of no tuple completes once
@@ -104,11 +117,11 @@ type aggregateBatchOf[S any] struct {
 }
 
 func (b *aggregateBatchOf[S]) Add(values []any) error {
-	g, _, err := b.groups.Find(values, b.op.group, b.newGroup)
+	g, _, err := b.groups.Find(values, b.group, b.newGroup)
 	if err != nil {
 		return err
 	}
-	acc, err := b.op.agg.Aggregate(g.acc, Tuple{values: b.op.input.Of(values), sch: b.op.inSch}, g.out)
+	acc, err := b.agg.Aggregate(g.acc, Tuple{values: b.input.Of(values), sch: b.inSch}, g.out)
 	g.acc = acc
 	return err
 }

@@ -67,6 +67,8 @@ var (
 	_ exec.Querier          = (*querierOf[int, int])(nil)
 	_ exec.BatchAcc         = (*accOf[int])(nil)
 	_ exec.KeyCounter       = (*accOf[int])(nil)
+	_ exec.Aggregator       = (*preAggregator[int])(nil)
+	_ exec.AggregateBatch   = (*accOf[int])(nil)
 	_ exec.KeyCounter       = (*reduceBatch)(nil)
 	_ exec.ClockedPersister = (*windowOp[int])(nil)
 )

@@ -66,7 +66,7 @@ func persistCombined[V any](s *Stream, groupFields Fields, factory StateFactory[
 	if len(s.t.errs) == 0 {
 		s, input, agg = preAggregate(s, groupFields, input, agg)
 	}
-	p := &persistCombiner[V]{factory: factory, agg: agg, group: s.n.sch.indexes(g.fields), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
+	p := &persistCombiner[V]{factory: factory, combineInput: newCombineInput(s, agg, g.fields, input)}
 	n := &node{op: &exec.Persist{P: p, In: input}, parent: s.n,
 		sch: newSchema(append(slices.Clone(g.fields), output))}
 	return &State[state.MapState[V]]{t: s.t, n: s.t.add(n), byKeys: true}
@@ -85,42 +85,41 @@ func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggre
 	}
 	partial := "$partial" + strconv.Itoa(len(s.t.nodes))
 	up := &Stream{t: s.t, n: s.n.parent}
-	pre := aggregateNode(up, "PersistentAggregate", groupFields, input, Aggregator[partialAcc[V]](partialCombining[V]{agg}), []string{partial})
+	up.checkFields("PersistentAggregate", input)
+	pre := up.aggregated(groupFields, []string{partial}, &preAggregator[V]{in: newCombineInput(up, agg, groupFields, input)})
 	moved := pre.partition(part.How, part.Fields)
 	moved.n.hint, moved.n.label = s.n.hint, s.n.label
 	return moved, Fields{partial}, partials[V]{agg}
 }
 
-// partialCombining is Combining for preAggregate, except that a group
-// all of whose tuples were rejected emits nothing, so that it does not
-// reach the state (as without pre-aggregation).
-type partialCombining[V any] struct{ c CombinerAggregator[V] }
-
-type partialAcc[V any] struct {
-	val V
-	any bool // some tuple was combined
+// combineInput is how a batch's tuples are combined per group: the
+// combiner, the positions of the group fields and the projection of the
+// input fields.
+type combineInput[V any] struct {
+	agg   CombinerAggregator[V]
+	group []int
+	input exec.Projection
+	inSch *schema // the input fields
 }
 
-func (a partialCombining[V]) Init(txn.Attempt, Collector) (partialAcc[V], error) {
-	return partialAcc[V]{val: a.c.Zero()}, nil
+func newCombineInput[V any](s *Stream, agg CombinerAggregator[V], group, input Fields) combineInput[V] {
+	return combineInput[V]{agg: agg, group: s.n.sch.indexes(group), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
 }
 
-func (a partialCombining[V]) Aggregate(acc partialAcc[V], t Tuple, _ Collector) (partialAcc[V], error) {
-	v, err := a.c.Init(t)
-	if err != nil {
-		return acc, err
-	}
-	return partialAcc[V]{val: a.c.Combine(acc.val, v), any: true}, nil
+// preAggregator is the upstream half of preAggregate (an exec.Aggregator):
+// it combines each group's values of a batch as the committer's batch
+// does (accOf) and emits each group's combined value when the batch ends.
+// A group all of whose tuples were rejected was never started, so it
+// emits nothing and does not reach the state, as without pre-aggregation.
+type preAggregator[V any] struct{ in combineInput[V] }
+
+func (p *preAggregator[V]) NewBatch(_ txn.Attempt, out func(group []any) Collector, _ bool) exec.AggregateBatch {
+	return &accOf[V]{in: &p.in, groups: exec.NewGroupIndex[groupAcc[V]](), out: out}
 }
 
-func (a partialCombining[V]) BorrowsTuples() bool { return exec.Borrows(a.c) }
-
-func (a partialCombining[V]) Complete(acc partialAcc[V], out Collector) error {
-	if acc.any {
-		out.Emit(acc.val)
-	}
-	return nil
-}
+// BorrowsTuples reports whether the combiner's Init borrows: the batch
+// keeps only the detached group values and combined values.
+func (p *preAggregator[V]) BorrowsTuples() bool { return exec.Borrows(p.in.agg) }
 
 // partials combines the partial values of preAggregate.
 type partials[V any] struct{ c CombinerAggregator[V] }
@@ -133,10 +132,7 @@ func (p partials[V]) Zero() V                 { return p.c.Zero() }
 // (exec.Persister).
 type persistCombiner[V any] struct {
 	factory StateFactory[V]
-	agg     CombinerAggregator[V]
-	group   []int
-	input   exec.Projection
-	inSch   *schema // the input fields
+	combineInput[V]
 }
 
 // BorrowsTuples reports whether the combiner's Init borrows: the batch's
@@ -176,28 +172,41 @@ type groupAcc[V any] struct {
 	val   V
 }
 
+// accOf combines a batch's values per group: a committer's batch
+// (exec.BatchAcc), or a pre-aggregation's (exec.AggregateBatch), which
+// emits each group's value through out when the batch ends.
 type accOf[V any] struct {
-	op     *persistCombiner[V]
+	in     *combineInput[V]
 	groups exec.GroupIndex[groupAcc[V]]
+	out    func(group []any) Collector // a pre-aggregation's
 }
 
 func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
-	return &accOf[V]{op: t.op, groups: exec.NewGroupIndex[groupAcc[V]]()}
+	return &accOf[V]{in: &t.op.combineInput, groups: exec.NewGroupIndex[groupAcc[V]]()}
 }
 
 func (a *accOf[V]) Add(values []any) error {
-	v, err := a.op.agg.Init(Tuple{values: a.op.input.Of(values), sch: a.op.inSch})
+	v, err := a.in.agg.Init(Tuple{values: a.in.input.Of(values), sch: a.in.inSch})
 	if err != nil {
 		return err
 	}
-	g, created, err := a.groups.Find(values, a.op.group, newGroupAcc[V])
+	g, created, err := a.groups.Find(values, a.in.group, newGroupAcc[V])
 	if err != nil {
 		return err
 	}
 	if created {
 		g.val = v
 	} else {
-		g.val = a.op.agg.Combine(g.val, v)
+		g.val = a.in.agg.Combine(g.val, v)
+	}
+	return nil
+}
+
+// Complete emits each group's combined value after its group values, in
+// the order the groups appeared (a pre-aggregation's batch).
+func (a *accOf[V]) Complete() error {
+	for _, g := range a.groups.Order {
+		a.out(g.group).Emit(g.val)
 	}
 	return nil
 }
