@@ -6,8 +6,16 @@ import (
 	"slices"
 )
 
-// minSamples is the fewest samples Decide judges: two per third.
+// minSamples is the fewest samples decide judges: two per third.
 const minSamples = 6
+
+// minSteadyThird is the fewest samples the middle and the last third
+// must each hold for the second rule (a last third wholly above the
+// middle third's peak). With fewer, noise alone satisfies it too often:
+// for samples that are noise around a flat level, the chance is one in
+// C(2k, k) with k samples a third (1 in 6 at 2, 1 in 70 at 4, 1 in
+// 12,870 at 8).
+const minSteadyThird = 8
 
 // errTooFewSamples is returned by decide for a series too short to judge.
 var errTooFewSamples = errors.New("soak: too few samples to judge growth")
@@ -35,6 +43,7 @@ type verdict struct {
 	lastPeak   float64 // the last third's peak
 	lastLow    float64 // the last third's lowest sample
 	limit      float64 // what lastPeak may reach
+	steady     bool    // whether the thirds were long enough for the second rule
 	firstPeak  float64 // the first third's peak (warm-up), for the report
 }
 
@@ -52,7 +61,8 @@ func (v verdict) String() string {
 // first (the warm-up: caches filling, the heap finding its size). The
 // series grows when the last third's peak is above the middle third's
 // peak by more than tol, or when the whole last third stays above the
-// middle third's peak (a rise that never comes back down, however slow).
+// middle third's peak (a rise that never comes back down, however slow;
+// only with at least minSteadyThird samples in each of the two thirds).
 // Peaks, not means, so that a garbage collector's saw-tooth or a burst in
 // one sample does not decide alone; a step that ends before the last
 // third (a cache filling up) passes, a rise that goes on into the last
@@ -76,6 +86,7 @@ func decide(samples []float64, tol tolerance) (verdict, error) {
 	}
 	v.lastLow = slices.Min(samples[b:])
 	v.limit = v.middlePeak*(1+tol.rel) + tol.abs
-	v.grows = v.lastPeak > v.limit || v.lastLow > v.middlePeak
+	v.steady = b-a >= minSteadyThird && n-b >= minSteadyThird
+	v.grows = v.lastPeak > v.limit || (v.steady && v.lastLow > v.middlePeak)
 	return v, nil
 }

@@ -24,7 +24,7 @@ func noisy(n int, base, amp float64, seed uint64) []float64 {
 func TestDecide(t *testing.T) {
 	const mib = 1 << 20
 	rss := tolerance{rel: 0.10, abs: 8 * mib}
-	gor := tolerance{rel: 0.10, abs: 20}
+	gor := tolerance{rel: 0.10, abs: 10}
 	cases := []struct {
 		name    string
 		samples []float64
@@ -72,7 +72,9 @@ func TestDecide(t *testing.T) {
 		}), rss, true},
 		{"shrinking", series(30, func(i int) float64 { return (200 - float64(i)) * mib }), rss, false},
 		{"a rise within the tolerance that comes back down", []float64{100, 100, 100, 104, 100, 103, 110, 101, 100}, tolerance{abs: 20}, false},
-		{"a slow steady rise, well within the tolerance", series(12, func(i int) float64 { return 100 + float64(i) }), tolerance{abs: 20}, true},
+		{"a slow steady rise, well within the tolerance", series(30, func(i int) float64 { return 100 + float64(i) }), tolerance{abs: 20}, true},
+		{"a slow steady rise over too few samples to tell it from noise", series(12, func(i int) float64 { return 100 + float64(i) }), tolerance{abs: 20}, false},
+		{"six noisy goroutine samples whose last two sit above the middle two", []float64{33, 24, 31, 31, 33, 32}, gor, false},
 		{"step in the middle third, then noisy flat", series(30, func(i int) float64 {
 			if i < 14 {
 				return 80 * mib
@@ -108,7 +110,7 @@ func TestDecideReportsThePeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.firstPeak != 9 || v.middlePeak != 3 || v.lastPeak != 5 || v.lastLow != 4 || v.limit != 5.5 || !v.grows {
-		t.Fatalf("verdict %+v, want peaks 9, 3, 5, low 4, limit 5.5, growing (never back down)", v)
+	if v.firstPeak != 9 || v.middlePeak != 3 || v.lastPeak != 5 || v.lastLow != 4 || v.limit != 5.5 || v.grows || v.steady {
+		t.Fatalf("verdict %+v, want peaks 9, 3, 5, low 4, limit 5.5, not growing (too short for the second rule)", v)
 	}
 }
