@@ -27,8 +27,8 @@ type faultFlags struct {
 }
 
 func (f *faultFlags) register(fs *flag.FlagSet) {
-	fs.Float64Var(&f.retry, "fault-retry", 0, "probability, per batch step, of an injected retryable failure")
-	fs.Float64Var(&f.panic, "fault-panic", 0, "probability, per batch step, of an injected worker panic")
+	fs.Float64Var(&f.retry, "fault-retry", 0, "probability of an injected retryable failure, per tuple reaching the timeline step and per presence batch")
+	fs.Float64Var(&f.panic, "fault-panic", 0, "probability of an injected worker panic, per tuple reaching the timeline step and per presence batch")
 	fs.IntVar(&f.limit, "fault-limit", 0, "most faults to inject (0: no limit)")
 	fs.Uint64Var(&f.seed, "fault-seed", 1, "seed of the fault injector")
 }
