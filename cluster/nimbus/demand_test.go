@@ -121,19 +121,7 @@ func TestSubmitCarriesTheDemand(t *testing.T) {
 		t.Fatalf("refused as %q, workers %v", refused.Unscheduled, refused.Workers)
 	}
 
-	get := func(path string) string {
-		t.Helper()
-		resp, err := http.Get(n.URL() + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s %s", path, resp.Status, b)
-		}
-		return string(b)
-	}
+	get := func(path string) string { return getOK(t, n.URL()+path) }
 	var ci ClusterInfo
 	if err := json.Unmarshal([]byte(get("/api/v1/cluster")), &ci); err != nil {
 		t.Fatal(err)

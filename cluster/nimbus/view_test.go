@@ -60,19 +60,7 @@ func TestClusterView(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	get := func(path string) string {
-		t.Helper()
-		resp, err := http.Get(n.URL() + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s %s", path, resp.Status, b)
-		}
-		return string(b)
-	}
+	get := func(path string) string { return getOK(t, n.URL()+path) }
 	var c ClusterInfo
 	if err := json.Unmarshal([]byte(get("/api/v1/cluster")), &c); err != nil {
 		t.Fatal(err)
@@ -151,4 +139,19 @@ func TestClusterView(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
+}
+
+// getOK returns the body of a GET of url, failing t unless it is 200 OK.
+func getOK(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return string(b)
 }
