@@ -3,6 +3,7 @@ package trident
 import (
 	"context"
 
+	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
@@ -117,6 +118,9 @@ type StateUpdater[S any] interface {
 // busy path, such as a function that splits sentences into words, that
 // allocation and the garbage collection it causes can be most of the work.
 func EmitString(out Collector, v string) {
+	if exec.EmitString(out, v) { // the commonest case: a function's collector
+		return
+	}
 	if se, ok := out.(stringEmitter); ok {
 		se.EmitString(v)
 		return

@@ -121,6 +121,15 @@ func (p *preAggregator[V]) NewBatch(_ txn.Attempt, out func(group []any) Collect
 // keeps only the detached group values and combined values.
 func (p *preAggregator[V]) BorrowsTuples() bool { return exec.Borrows(p.in.agg) }
 
+// GroupField returns the position of the only group field, if there is
+// one (exec.StringGrouped): its batches, accOf, take it as a string.
+func (p *preAggregator[V]) GroupField() (int, bool) {
+	if len(p.in.group) != 1 {
+		return 0, false
+	}
+	return p.in.group[0], true
+}
+
 // partials combines the partial values of preAggregate.
 type partials[V any] struct{ c CombinerAggregator[V] }
 
@@ -191,6 +200,23 @@ func (a *accOf[V]) Add(values []any) error {
 		return err
 	}
 	g, created, err := a.groups.Find(values, a.in.group, newGroupAcc[V])
+	return a.combine(g, created, v, err)
+}
+
+// AddString is Add for a tuple whose only group field holds s (a
+// pre-aggregation's batch; exec.StringAdder).
+func (a *accOf[V]) AddString(values []any, s string) error {
+	v, err := a.in.agg.Init(Tuple{values: a.in.input.Of(values), sch: a.in.inSch})
+	if err != nil {
+		return err
+	}
+	g, created, err := a.groups.FindString(s, values, a.in.group, newGroupAcc[V])
+	return a.combine(g, created, v, err)
+}
+
+// combine combines v, a tuple's value, into group g, found or created
+// with err.
+func (a *accOf[V]) combine(g *groupAcc[V], created bool, v V, err error) error {
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,10 @@ type reusedTuple struct {
 type borrower struct {
 	n          *plan.Node
 	aggregates bool // an Aggregate; else a Persist
+	// byEmitted is set for an Aggregate whose only group field is the
+	// value EmitString writes: it is passed the string itself
+	// (groupsByEmitted).
+	byEmitted bool
 }
 
 // reusable returns the reused storage for node n's output, or nil when
@@ -55,7 +59,7 @@ func reusable(n *plan.Node, f fanout) *reusedTuple {
 			return nil
 		}
 		_, aggregates := opOf(c).(*Aggregate)
-		r.to = append(r.to, borrower{n: c, aggregates: aggregates})
+		r.to = append(r.to, borrower{n: c, aggregates: aggregates, byEmitted: groupsByEmitted(n, c)})
 	}
 	return r
 }

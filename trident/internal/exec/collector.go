@@ -5,6 +5,7 @@ import (
 
 	"github.com/squallstream/squall/trident/internal/plan"
 	"github.com/squallstream/squall/trident/internal/runtime"
+	"github.com/squallstream/squall/trident/spout"
 )
 
 // collector appends a function's emitted values to its input tuple
@@ -30,12 +31,25 @@ func (c *collector) Emit(values ...any) {
 	}
 	if r := c.reuse; r != nil {
 		copy(r.values[len(c.base):], values) // after the base, copied once per call
-		c.emit(r.values)
+		c.lend(r, "", false)
 		return
 	}
 	out := c.s.values.Take(c.width)
 	copy(out[copy(out, c.base):], values)
 	c.emit(out)
+}
+
+// EmitString emits v through out if out is a collector of the processor
+// and reports whether it was. trident.EmitString asks here first: the
+// assertion to the concrete type is one comparison, where the assertion
+// to an interface it would otherwise make looks the pair of types up in
+// a cache, for every word of a word count.
+func EmitString(out spout.Collector, v string) bool {
+	c, ok := out.(*collector)
+	if ok {
+		c.EmitString(v)
+	}
+	return ok
 }
 
 // EmitString emits one string value without boxing it in an allocation
@@ -50,7 +64,7 @@ func (c *collector) EmitString(v string) {
 	}
 	if r := c.reuse; r != nil {
 		r.values[len(c.base)] = r.str.Box(v) // after the base, copied once per call
-		c.emit(r.values)
+		c.lend(r, v, true)
 		return
 	}
 	out := c.s.values.Take(c.width)
@@ -59,14 +73,17 @@ func (c *collector) EmitString(v string) {
 	c.emit(out)
 }
 
+// emit passes on a tuple built in the arena.
 func (c *collector) emit(out []any) {
-	var err error
-	if c.reuse != nil {
-		err = c.s.lend(c.reuse.to, c.bt, out)
-	} else {
-		err = c.s.emitFrom(c.n, c.bt, out)
+	if err := c.s.emitFrom(c.n, c.bt, out); err != nil {
+		c.fail(err)
 	}
-	if err != nil {
+}
+
+// lend passes on the tuple built in reused storage r; str and emitted
+// are as for Processor.lend.
+func (c *collector) lend(r *reusedTuple, str string, emitted bool) {
+	if err := c.s.lend(r.to, c.bt, r.values, str, emitted); err != nil {
 		c.fail(err)
 	}
 }

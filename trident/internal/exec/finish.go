@@ -91,6 +91,7 @@ func (s *Processor) finishQuery(n *plan.Node, bt *runtime.Batch, q QueryBatch) e
 // first error its collectors met.
 type aggregation struct {
 	AggregateBatch
+	strings StringAdder // the batch, if it takes its group as a string
 	emitErr error
 }
 
@@ -113,6 +114,7 @@ func (s *Processor) aggregation(n *plan.Node, bt *runtime.Batch) *aggregation {
 func (s *Processor) newAggregation(n *plan.Node, bt *runtime.Batch) *aggregation {
 	a := &aggregation{}
 	a.AggregateBatch = s.op(n).(*Aggregate).Agg.NewBatch(bt.Attempt, s.aggregateOut(n, bt, &a.emitErr), s.getsBatch(bt.Attempt.TxID))
+	a.strings, _ = a.AggregateBatch.(StringAdder)
 	bt.Data.(*batchData).aggs[n.ID] = a
 	return a
 }

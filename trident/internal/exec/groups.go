@@ -44,6 +44,22 @@ func (gi *GroupIndex[G]) Find(values []any, idx []int, create func(group []any, 
 	return gi.insert(values, idx, create)
 }
 
+// FindString is Find for a key of one string, s, at idx[0] of values
+// (idx has one position): the string is given, so the lookup need not
+// read it from values. It finds the groups Find does.
+func (gi *GroupIndex[G]) FindString(s string, values []any, idx []int, create func(group []any, key state.Key) (*G, error)) (g *G, created bool, err error) {
+	if !gi.recent.off {
+		if g := gi.recent.find(s); g != nil { // inlined: the commonest case
+			return g, false, nil
+		}
+	}
+	if g := gi.byString[s]; g != nil {
+		gi.recent.put(s, g)
+		return g, false, nil
+	}
+	return gi.insert(values, idx, create)
+}
+
 // scalar returns the group of the one-value key v if v is a scalar seen
 // before, else nil.
 func (gi *GroupIndex[G]) scalar(v any) *G {

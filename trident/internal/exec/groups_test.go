@@ -11,9 +11,10 @@ import (
 // indexOf wraps a GroupIndex of groups named after their state keys, and
 // counts the groups it made.
 type indexOf struct {
-	t    *testing.T
-	gi   GroupIndex[string]
-	made int
+	t     *testing.T
+	gi    GroupIndex[string]
+	made  int
+	given bool // a one-string key is looked up by FindString
 }
 
 func newIndexOf(t *testing.T) *indexOf {
@@ -32,11 +33,19 @@ func (x *indexOf) find(values ...any) *string {
 func (x *indexOf) findAt(values []any, idx []int) *string {
 	x.t.Helper()
 	before := x.made
-	g, created, err := x.gi.Find(values, idx, func(group []any, key state.Key) (*string, error) {
+	create := func(group []any, key state.Key) (*string, error) {
 		x.made++
 		s := key.String()
 		return &s, nil
-	})
+	}
+	var g *string
+	var created bool
+	var err error
+	if s, ok := values[idx[0]].(string); ok && x.given && len(idx) == 1 {
+		g, created, err = x.gi.FindString(s, values, idx, create)
+	} else {
+		g, created, err = x.gi.Find(values, idx, create)
+	}
 	if err != nil {
 		x.t.Fatal(err)
 	}
@@ -99,13 +108,21 @@ func TestGroupIndexMeetsByEncoding(t *testing.T) {
 // TestGroupIndexStringCache: with the cache in front of the string map,
 // each word finds its own group, also words that share a slot (same
 // length, first, middle and last bytes) and words passed in a reused
-// string header, as a borrowed tuple's are.
+// string header, as a borrowed tuple's are; by Find and by FindString,
+// given the string.
 func TestGroupIndexStringCache(t *testing.T) {
+	for _, given := range []bool{false, true} {
+		t.Run(fmt.Sprintf("given %v", given), func(t *testing.T) { testStringCache(t, given) })
+	}
+}
+
+func testStringCache(t *testing.T, given bool) {
 	words := []string{"caat", "cbat", "ccat", "cdat"} // one slot
 	for i := range 60 {
 		words = append(words, fmt.Sprintf("w%d", i))
 	}
 	x := newIndexOf(t)
+	x.given = given
 	var slot arena.Slot // one header, rewritten for every word
 	groups := map[string]*string{}
 	for round := range 50 {
@@ -143,7 +160,14 @@ func TestGroupIndexStringCache(t *testing.T) {
 // TestGroupIndexCacheOffWhenMissing: a cache that keeps missing (every
 // key new) switches itself off; the index still finds every group.
 func TestGroupIndexCacheOffWhenMissing(t *testing.T) {
+	for _, given := range []bool{false, true} {
+		t.Run(fmt.Sprintf("given %v", given), func(t *testing.T) { testCacheOff(t, given) })
+	}
+}
+
+func testCacheOff(t *testing.T, given bool) {
 	x := newIndexOf(t)
+	x.given = given
 	n := 3 * recentRound
 	for i := range n {
 		x.find(fmt.Sprintf("k%06d", i))

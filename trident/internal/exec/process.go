@@ -132,16 +132,21 @@ func (s *Processor) newAcc(n *plan.Node, bt *runtime.Batch) BatchAcc {
 // lend passes a tuple an Each node built in reused storage to the nodes
 // that borrow it (reusedTuple.to): what emitFrom and process do, without
 // their type switch on the operation, which is known, and without a data
-// stream, which reused storage never feeds.
-func (s *Processor) lend(to []borrower, bt *runtime.Batch, values []any) error {
+// stream, which reused storage never feeds. When the tuple's last value
+// was emitted by EmitString, str is that string and emitted is true: an
+// aggregation grouped by it alone is passed it (aggregateString).
+func (s *Processor) lend(to []borrower, bt *runtime.Batch, values []any, str string, emitted bool) error {
 	for _, b := range to {
 		if s.abandoned(b.n, bt) {
 			continue
 		}
 		var err error
-		if b.aggregates {
+		switch {
+		case emitted && b.byEmitted:
+			err = s.aggregateString(b.n, bt, values, str)
+		case b.aggregates:
 			err = s.aggregate(b.n, bt, values)
-		} else {
+		default:
 			err = s.accumulate(b.n, bt, values)
 		}
 		if err := s.handle(b.n, bt, values, err); err != nil {
