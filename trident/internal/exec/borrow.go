@@ -33,7 +33,21 @@ func borrows(n *plan.Node) bool {
 type reusedTuple struct {
 	values []any
 	str    arena.Slot
-	to     []borrower // the node's consumers, in its fanout's order
+	// boxed is set while the last of values is str's box, which reads
+	// as the string boxed last: EmitString need then only rewrite the
+	// slot, not store the interface value again (a pointer store, with
+	// its write barrier while the GC marks). Emit clears it.
+	boxed bool
+	to    []borrower // the node's consumers, in its fanout's order
+}
+
+// setString makes s the last of the tuple's values.
+func (r *reusedTuple) setString(s string) {
+	b := r.str.Box(s)
+	if !r.boxed {
+		r.values[len(r.values)-1] = b
+		r.boxed = true
+	}
 }
 
 // borrower is a consumer of reused storage: an aggregation or a

@@ -31,6 +31,7 @@ func (c *collector) Emit(values ...any) {
 	}
 	if r := c.reuse; r != nil {
 		copy(r.values[len(c.base):], values) // after the base, copied once per call
+		r.boxed = false
 		c.lend(r, "", false)
 		return
 	}
@@ -63,7 +64,7 @@ func (c *collector) EmitString(v string) {
 		return
 	}
 	if r := c.reuse; r != nil {
-		r.values[len(c.base)] = r.str.Box(v) // after the base, copied once per call
+		r.setString(v) // the last value (the width was checked); the base was copied once per call
 		c.lend(r, v, true)
 		return
 	}

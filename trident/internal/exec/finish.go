@@ -98,7 +98,9 @@ type aggregation struct {
 // takeEmitErr returns the first error of an emit since the last call.
 func (a *aggregation) takeEmitErr() error {
 	err := a.emitErr
-	a.emitErr = nil
+	if err != nil { // a store, even of nil, costs a write barrier while the GC marks
+		a.emitErr = nil
+	}
 	return err
 }
 
