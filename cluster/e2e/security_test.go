@@ -188,7 +188,8 @@ func TestSecurityForgedAssignmentRunsNothing(t *testing.T) {
 	evilTLS := httptest.NewTLSServer(evil.Config.Handler)
 	defer evilTLS.Close()
 	digest := "0000000000000000000000000000000000000000000000000000000000000000"
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The etcd reads below poll for up to 30 s: the context outlives them.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a := meta.Assignment{Topology: "evil", Artifact: digest, Status: meta.Active, Epoch: 1,
 		Workers: []meta.Worker{{Slot: meta.Slot{Supervisor: "s1", Port: 7300}}}}
