@@ -9,6 +9,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/squallstream/squall/examples/roompresence/room"
+	"github.com/squallstream/squall/internal/clock"
 )
 
 // chunk is how many records the feed writes at a time.
@@ -110,7 +111,7 @@ func (f *feed) pace(ctx context.Context) error {
 		if f.next.Before(now.Add(-time.Second)) {
 			f.next = now
 		}
-		if err := sleep(ctx, f.next.Sub(now)); err != nil {
+		if err := clock.Sleep(ctx, clock.Real(), f.next.Sub(now)); err != nil {
 			return err
 		}
 		f.next = f.next.Add(time.Duration(chunk) * time.Second / time.Duration(f.rate))
@@ -120,23 +121,8 @@ func (f *feed) pace(ctx context.Context) error {
 		if lag, ok := f.lag(); !ok || lag < f.maxLag {
 			return ctx.Err()
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, clock.Real(), 100*time.Millisecond); err != nil {
 			return err
 		}
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/spouts/kafka/kafkatest"
 )
 
@@ -265,7 +266,7 @@ func (s *soak) caughtUp(ctx context.Context) error {
 		if s.run.exited() {
 			return fmt.Errorf("soak: the run process exited: %v (log: %s)", s.run.err, filepath.Join(s.dir, "run.log"))
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, clock.Real(), 200*time.Millisecond); err != nil {
 			return err
 		}
 	}

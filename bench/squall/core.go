@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/topology"
 )
 
@@ -239,13 +240,4 @@ func waitFor(ctx context.Context, limit time.Duration, what string, ok func() bo
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func sleep(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real(), d) }

@@ -28,7 +28,7 @@ func (s *Store) Run(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("codestore: no lease for the holder keys; retrying", "err", err)
-				sleep(ctx, s.clock, time.Duration(retry.Next()))
+				_ = clock.Sleep(ctx, s.clock, time.Duration(retry.Next())) // a done ctx ends the loop
 			}
 			continue
 		}
@@ -94,15 +94,6 @@ func (s *Store) runSession(ctx context.Context, sess *concurrency.Session) {
 			return
 		default:
 		}
-	}
-}
-
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C():
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/squallstream/squall/cluster/leader"
 	"github.com/squallstream/squall/cluster/meta"
+	"github.com/squallstream/squall/internal/clock"
 	"github.com/squallstream/squall/internal/nemesis"
 )
 
@@ -282,11 +283,4 @@ func kafkaProgress(ctx context.Context, dial nsDialer, broker, topic string) (in
 	return left, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+func sleep(ctx context.Context, d time.Duration) { _ = clock.Sleep(ctx, clock.Real(), d) }

@@ -13,7 +13,10 @@
 // read Now through it.
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and makes timers.
 type Clock interface {
@@ -86,3 +89,19 @@ type realTicker struct{ t *time.Ticker }
 func (r realTicker) C() <-chan time.Time   { return r.t.C }
 func (r realTicker) Stop()                 { r.t.Stop() }
 func (r realTicker) Reset(d time.Duration) { r.t.Reset(d) }
+
+// Sleep waits d on c, or until ctx is done: it returns ctx's error if ctx
+// ended first (or d is not positive and ctx is already done), else nil.
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

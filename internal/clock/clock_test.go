@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -215,4 +216,25 @@ func TestRealAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("%v allocations per Now and Reset", n)
 	}
+}
+
+func TestSleepEndsWithItsTimerOrItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		if err := Sleep(context.Background(), Real(), time.Minute); err != nil || time.Since(start) != time.Minute {
+			t.Fatalf("Sleep(1m) = %v after %v", err, time.Since(start))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start = time.Now()
+		if err := Sleep(ctx, Real(), time.Hour); err != context.DeadlineExceeded || time.Since(start) != time.Second {
+			t.Fatalf("Sleep(1h) under a 1s deadline = %v after %v", err, time.Since(start))
+		}
+		if err := Sleep(ctx, Real(), 0); err != context.DeadlineExceeded {
+			t.Fatalf("Sleep(0) on a done context = %v", err)
+		}
+		if err := Sleep(context.Background(), Real(), -time.Second); err != nil {
+			t.Fatalf("Sleep(-1s) = %v", err)
+		}
+	})
 }
