@@ -209,14 +209,16 @@ func (c *Client) reconnected(r Reconnect) {
 func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, incarnation string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	raw, err = c.cfg.Dial(ctx, c.cfg.Addr)
+	dialed, err := c.cfg.Dial(ctx, c.cfg.Addr)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	stop := context.AfterFunc(ctx, func() { raw.Close() }) // unblocks the handshakes
-	conn = raw
+	// The closure holds its own variable: it may still run while a failed
+	// connect's return statement clears the results.
+	stop := context.AfterFunc(ctx, func() { dialed.Close() }) // unblocks the handshakes
+	conn = dialed
 	if c.tls != nil {
-		tc := tls.Client(raw, c.tls)
+		tc := tls.Client(dialed, c.tls)
 		if err = tc.HandshakeContext(ctx); err != nil {
 			err = fmt.Errorf("transport: TLS handshake with %s: %w", c.cfg.Addr, err)
 		} else if c.cfg.VerifyPeer != nil {
@@ -233,10 +235,10 @@ func (c *Client) connect(ctx context.Context) (conn, raw net.Conn, incarnation s
 		err = errors.Join(err, ctx.Err())
 	}
 	if err != nil {
-		raw.Close()
+		dialed.Close()
 		return nil, nil, "", err
 	}
-	return conn, raw, incarnation, nil
+	return conn, dialed, incarnation, nil
 }
 
 // heartbeatFrame is an empty frame: written when the connection was

@@ -162,3 +162,42 @@ func TestVerifyPeerNeedsTLS(t *testing.T) {
 		t.Fatalf("client: %v", err)
 	}
 }
+
+// TestCloseDuringTheTLSHandshake closes clients while their TLS handshake
+// waits on a server that accepts and never answers: the handshake's own
+// cancellation and the client's must not race on the connection (the
+// race detector checks; an earlier connect's closure read the dialed
+// connection while its return overwrote it).
+func TestCloseDuringTheTLSHandshake(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	ca := newTestCA(t, "cluster CA")
+	cert := ca.issue(t, "topo/e1/"+clientWorker)
+	for range 50 {
+		cfg := clientConfig(ln.Addr().String())
+		cfg.TLS = ca.clientTLS(&cert)
+		cli, err := NewClient(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := <-accepted // the client is in its handshake, waiting for the server's hello
+		cli.Close()
+		c.Close()
+		if st := cli.Stats(); st.Connects != 0 {
+			t.Fatalf("connected to a server that never answered: %+v", st)
+		}
+	}
+}
