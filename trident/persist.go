@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/exec"
@@ -111,10 +112,23 @@ func newCombineInput[V any](s *Stream, agg CombinerAggregator[V], group, input F
 // does (accOf) and emits each group's combined value when the batch ends.
 // A group all of whose tuples were rejected was never started, so it
 // emits nothing and does not reach the state, as without pre-aggregation.
-type preAggregator[V any] struct{ in combineInput[V] }
+type preAggregator[V any] struct {
+	in   combineInput[V]
+	free sync.Pool // of recycled *accOf[V]
+}
 
 func (p *preAggregator[V]) NewBatch(_ txn.Attempt, out func(group []any) Collector, _ bool) exec.AggregateBatch {
-	return &accOf[V]{in: &p.in, groups: exec.NewGroupIndex[groupAcc[V]](), out: out}
+	a := newAcc(&p.in, &p.free)
+	a.out = out
+	return a
+}
+
+// newAcc returns a recycled batch from free, or a new one.
+func newAcc[V any](in *combineInput[V], free *sync.Pool) *accOf[V] {
+	if a, ok := free.Get().(*accOf[V]); ok {
+		return a
+	}
+	return &accOf[V]{in: in, groups: exec.NewGroupIndex[groupAcc[V]](), free: free}
 }
 
 // BorrowsTuples reports whether the combiner's Init borrows: the batch
@@ -142,6 +156,7 @@ func (p partials[V]) Zero() V                 { return p.c.Zero() }
 type persistCombiner[V any] struct {
 	factory StateFactory[V]
 	combineInput[V]
+	free sync.Pool // of recycled *accOf[V]
 }
 
 // BorrowsTuples reports whether the combiner's Init borrows: the batch's
@@ -188,10 +203,11 @@ type accOf[V any] struct {
 	in     *combineInput[V]
 	groups exec.GroupIndex[groupAcc[V]]
 	out    func(group []any) Collector // a pre-aggregation's
+	free   *sync.Pool                  // where Recycle returns the batch
 }
 
 func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
-	return &accOf[V]{in: &t.op.combineInput, groups: exec.NewGroupIndex[groupAcc[V]]()}
+	return newAcc(&t.op.combineInput, &t.op.free)
 }
 
 func (a *accOf[V]) Add(values []any) error {
@@ -229,12 +245,24 @@ func (a *accOf[V]) combine(g *groupAcc[V], created bool, v V, err error) error {
 }
 
 // Complete emits each group's combined value after its group values, in
-// the order the groups appeared (a pre-aggregation's batch).
+// the order the groups appeared (a pre-aggregation's batch), and returns
+// the emptied batch to its pre-aggregator for a later one.
 func (a *accOf[V]) Complete() error {
 	for _, g := range a.groups.Order {
 		a.out(g.group).Emit(g.val)
 	}
 	return nil
+}
+
+// Recycle empties the batch and returns it to the pre-aggregator or the
+// persistent aggregation that made it, for a later batch
+// (exec.Recycler): the storage its group index grew to (maps, the cache
+// of recent strings) serves again instead of becoming garbage with every
+// batch. The groups themselves are not reused.
+func (a *accOf[V]) Recycle() {
+	a.groups.Reset()
+	a.out = nil
+	a.free.Put(a)
 }
 
 // newGroupAcc starts a group of a batch, without a value yet.

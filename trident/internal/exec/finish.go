@@ -25,7 +25,10 @@ func (s *Processor) Finish(bt *runtime.Batch) error {
 		switch op := op.(type) {
 		case *Aggregate:
 			a := s.aggregation(n, bt)
-			if err := a.Complete(); err != nil {
+			err := a.Complete()
+			data.aggs[n.ID] = nil
+			recycle(a.AggregateBatch)
+			if err != nil {
 				return err
 			}
 			if err := a.takeEmitErr(); err != nil {
@@ -50,6 +53,8 @@ func (s *Processor) Finish(bt *runtime.Batch) error {
 			out := &collector{s: s, n: n, bt: bt, width: len(n.Fields), errp: &emitErr}
 			err := s.persist[n.ID].Commit(s.ctx, bt.Attempt.TxID, acc, out)
 			s.states.of(n.ID).committed(acc, err)
+			data.accs[n.ID] = nil
+			recycle(acc)
 			if err != nil {
 				return fmt.Errorf("%s: committing batch %v: %w", s.stage.Name, bt.Attempt, err)
 			}

@@ -26,6 +26,18 @@ func NewGroupIndex[G any]() GroupIndex[G] {
 		byValue: map[any]*G{}, byKey: map[string]*G{}}
 }
 
+// Reset empties the index for another batch, keeping the storage its
+// maps and cache grew to. The groups it held are forgotten, not reused.
+func (gi *GroupIndex[G]) Reset() {
+	gi.recent.reset()
+	clear(gi.byString)
+	clear(gi.byInt)
+	clear(gi.byValue)
+	clear(gi.byKey)
+	clear(gi.Order)
+	gi.Order = gi.Order[:0]
+}
+
 // Find returns the group of values at idx. For a new group it calls
 // create with the group values and their state key and records the group
 // it returns; created tells which happened.

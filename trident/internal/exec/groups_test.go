@@ -243,3 +243,49 @@ func BenchmarkGroupIndexFindMany(b *testing.B) {
 	}
 	benchmarkFind(b, words)
 }
+
+// TestGroupIndexReset: a reset index finds none of the groups it held,
+// by any path (the cache of recent strings, the maps by string, integer
+// and other scalar, the state keys), keeps the cache it grew to, and a
+// cache that had switched itself off is on again.
+func TestGroupIndexReset(t *testing.T) {
+	for _, given := range []bool{false, true} {
+		t.Run(fmt.Sprintf("given %v", given), func(t *testing.T) {
+			x := newIndexOf(t)
+			x.given = given
+			keys := [][]any{{int64(7)}, {uint8(3)}, {"a", 1}}
+			for i := range 40 {
+				keys = append(keys, []any{fmt.Sprint("w", i)})
+			}
+			for range 2 {
+				for _, k := range keys {
+					x.find(k...)
+				}
+			}
+			slots := len(x.gi.recent.slots)
+			x.gi.Reset()
+			x.made = 0
+			if len(x.gi.Order) != 0 || len(x.gi.recent.slots) != slots {
+				t.Fatalf("after Reset: %d groups, %d cache slots (had %d)", len(x.gi.Order), len(x.gi.recent.slots), slots)
+			}
+			for _, k := range keys {
+				before := x.made
+				x.find(k...)
+				if x.made != before+1 {
+					t.Fatalf("after Reset, %v found a group of before", k)
+				}
+			}
+		})
+	}
+	x := newIndexOf(t)
+	for i := range 3 * recentRound {
+		x.find(fmt.Sprintf("k%06d", i))
+	}
+	if !x.gi.recent.off {
+		t.Fatal("the cache did not switch itself off")
+	}
+	x.gi.Reset()
+	if x.gi.recent.off || len(x.gi.recent.slots) != 1 {
+		t.Fatalf("after Reset the cache is off %v with %d slots", x.gi.recent.off, len(x.gi.recent.slots))
+	}
+}

@@ -132,6 +132,21 @@ type AggregateBatch interface {
 	Complete() error
 }
 
+// Recycler is an AggregateBatch or a BatchAcc that can hand its storage
+// to a later batch: the processor calls Recycle once it is done with the
+// batch (after Complete, or after Commit and its counts), whatever their
+// outcome, and never uses the batch again.
+type Recycler interface {
+	Recycle()
+}
+
+// recycle recycles batch b if it is a Recycler.
+func recycle(b any) {
+	if r, ok := b.(Recycler); ok {
+		r.Recycle()
+	}
+}
+
 // Persister is the type-erased persistent aggregation or update of a
 // node. One that also borrows tuples implements BorrowsTuples() bool.
 type Persister interface {

@@ -96,6 +96,17 @@ func (r *recentStrings[G]) miss() {
 	r.hits, r.misses = 0, 0
 }
 
+// reset empties the cache, keeping its slots, and switches it back on
+// with one slot if it was off.
+func (r *recentStrings[G]) reset() {
+	if r.off {
+		*r = newRecentStrings[G]()
+		return
+	}
+	clear(r.slots)
+	r.hits, r.misses = 0, 0
+}
+
 // grow makes the cache room for keys distinct strings, emptying it, when
 // it has fewer than recentPerKey slots for each (up to recentMaxSlots).
 func (r *recentStrings[G]) grow(keys int) {

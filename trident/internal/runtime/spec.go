@@ -143,3 +143,23 @@ func (bt *Batch) Emit(stream string, values []any) {
 		bt.sent[task]++
 	}
 }
+
+// NewBatchTo returns a batch of attempt a with the processor's data,
+// whose tuples for other stages go to emit instead of a topology: for
+// driving a Processor on its own, in tests.
+func NewBatchTo(a txn.Attempt, data any, emit func(stream string, values []any)) *Batch {
+	return &Batch{Attempt: a, Data: data, sent: map[topology.TaskID]int{}, out: emitTo(emit)}
+}
+
+// emitTo is an output that hands each emitted tuple, without its
+// attempt, to a function; it acks, fails and reports nothing.
+type emitTo func(stream string, values []any)
+
+func (f emitTo) EmitStream(stream string, v topology.Values, _ ...*topology.Tuple) []topology.TaskID {
+	f(stream, v[1:])
+	return nil
+}
+func (emitTo) EmitDirect(topology.TaskID, string, topology.Values, ...*topology.Tuple) {}
+func (emitTo) Ack(*topology.Tuple)                                                     {}
+func (emitTo) Fail(*topology.Tuple)                                                    {}
+func (emitTo) ReportError(error)                                                       {}

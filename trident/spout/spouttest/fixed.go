@@ -28,7 +28,8 @@ type Fixed struct {
 var _ spout.Batcher = (*Fixed)(nil)
 
 // NewFixed returns a Fixed spout emitting batches of up to size values
-// (size 0 means 1).
+// (size 0 means 1). It keeps values and emits them in place: the caller
+// must not modify them afterwards.
 func NewFixed(size int, cycle bool, values ...any) *Fixed {
 	return &Fixed{values: values, size: max(size, 1), cycle: cycle, batches: map[txn.TxID][]any{}}
 }
@@ -46,12 +47,12 @@ func (f *Fixed) EmitBatch(ctx context.Context, a txn.Attempt, c spout.Collector)
 			f.next = 0
 		}
 		end := min(f.next+f.size, len(f.values))
-		b = slices.Clone(f.values[f.next:end])
+		b = f.values[f.next:end:end] // Fixed never writes values, nor may the collector
 		f.next = end
 		f.batches[a.TxID] = b
 	}
-	for _, v := range b {
-		c.Emit(v)
+	for i := range b {
+		c.Emit(b[i : i+1]...) // the one-value tuple in place: no slice per value (nothing modifies b)
 	}
 	return nil
 }
