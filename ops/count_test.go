@@ -33,3 +33,12 @@ func TestCount(t *testing.T) {
 		t.Fatalf("Combine(40, 2) = %d", got)
 	}
 }
+
+// TestCountDeclaresItCountsTuples: Count is what trident.TupleCounter
+// describes (Init 1 for any tuple, Combine adds), and says so, so that a
+// persistent aggregation counts a batch's tuples without calling it.
+func TestCountDeclaresItCountsTuples(t *testing.T) {
+	if !(Count{}).CountsTuples() {
+		t.Fatal("Count does not declare that it counts tuples")
+	}
+}

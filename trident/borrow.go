@@ -18,3 +18,21 @@ package trident
 type TupleBorrower interface {
 	BorrowsTuples() bool
 }
+
+// TupleCounter is implemented by a CombinerAggregator[int64] that counts
+// tuples, as ops.Count does: Init returns 1 for every tuple, never an
+// error, and Combine adds. PersistentAggregate then counts each group's
+// tuples of a batch itself, without calling Init and Combine for every
+// tuple. CountsTuples must return true only for such an aggregator; it is
+// ignored on aggregators of other value types.
+type TupleCounter interface {
+	CountsTuples() bool
+}
+
+// countsTuples reports whether agg counts tuples (TupleCounter) and its
+// values are int64s.
+func countsTuples[V any](agg CombinerAggregator[V]) bool {
+	c, ok := agg.(TupleCounter)
+	_, int64s := any(*new(V)).(int64)
+	return ok && int64s && c.CountsTuples()
+}

@@ -203,7 +203,9 @@ func runFaultyWordCount(t *testing.T, seed uint64, newSource func(*spouttest.Sou
 		out.Emit(tu.String("word"))
 		return nil
 	}), "w").Project("w", "offset").GroupBy("w").Parallelism(2)
-	st := PersistentAggregate(g, faulty("counts"), Fields{"w"}, count{}, "count")
+	// The counts take the counting path (TupleCounter), the sums Init and
+	// Combine.
+	st := PersistentAggregate(g, faulty("counts"), Fields{"w"}, tupleCount{}, "count")
 	PersistentAggregate(g, faulty("sums"), Fields{"offset"}, sumOffsets{}, "sum")
 	st.NewValuesStream().Each(Fields{"w"}, FunctionFunc(func(_ context.Context, tu Tuple, _ Collector) error {
 		// Replays of the opaque flavour read more and more, so a run may

@@ -97,14 +97,16 @@ func preAggregate[V any](s *Stream, groupFields, input Fields, agg CombinerAggre
 // combiner, the positions of the group fields and the projection of the
 // input fields.
 type combineInput[V any] struct {
-	agg   CombinerAggregator[V]
-	group []int
-	input exec.Projection
-	inSch *schema // the input fields
+	agg    CombinerAggregator[V]
+	counts bool // agg counts tuples (TupleCounter): a group's value is its number of tuples
+	group  []int
+	input  exec.Projection
+	inSch  *schema // the input fields
 }
 
 func newCombineInput[V any](s *Stream, agg CombinerAggregator[V], group, input Fields) combineInput[V] {
-	return combineInput[V]{agg: agg, group: s.n.sch.indexes(group), input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
+	return combineInput[V]{agg: agg, counts: countsTuples(agg), group: s.n.sch.indexes(group),
+		input: exec.NewProjection(s.n.sch.indexes(input)), inSch: newSchema(slices.Clone(input))}
 }
 
 // preAggregator is the upstream half of preAggregate (an exec.Aggregator):
@@ -194,6 +196,7 @@ type groupAcc[V any] struct {
 	key   state.Key
 	group []any
 	val   V
+	n     int64 // the group's tuples, when they are counted (combineInput.counts)
 }
 
 // accOf combines a batch's values per group: a committer's batch
@@ -211,6 +214,10 @@ func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
 }
 
 func (a *accOf[V]) Add(values []any) error {
+	if a.in.counts {
+		g, _, err := a.groups.Find(values, a.in.group, newGroupAcc[V])
+		return countIn(g, err)
+	}
 	v, err := a.in.agg.Init(Tuple{values: a.in.input.Of(values), sch: a.in.inSch})
 	if err != nil {
 		return err
@@ -222,12 +229,35 @@ func (a *accOf[V]) Add(values []any) error {
 // AddString is Add for a tuple whose only group field holds s (a
 // pre-aggregation's batch; exec.StringAdder).
 func (a *accOf[V]) AddString(values []any, s string) error {
+	if a.in.counts {
+		g, _, err := a.groups.FindString(s, values, a.in.group, newGroupAcc[V])
+		return countIn(g, err)
+	}
 	v, err := a.in.agg.Init(Tuple{values: a.in.input.Of(values), sch: a.in.inSch})
 	if err != nil {
 		return err
 	}
 	g, created, err := a.groups.FindString(s, values, a.in.group, newGroupAcc[V])
 	return a.combine(g, created, v, err)
+}
+
+// countIn counts a tuple of group g, found or created with err, when the
+// aggregator counts tuples: Init would have been 1, Combine an addition.
+func countIn[V any](g *groupAcc[V], err error) error {
+	if err != nil {
+		return err
+	}
+	g.n++
+	return nil
+}
+
+// value returns group g's combined value: its number of tuples, when they
+// were counted.
+func (a *accOf[V]) value(g *groupAcc[V]) V {
+	if a.in.counts {
+		return any(g.n).(V)
+	}
+	return g.val
 }
 
 // combine combines v, a tuple's value, into group g, found or created
@@ -249,7 +279,7 @@ func (a *accOf[V]) combine(g *groupAcc[V], created bool, v V, err error) error {
 // the emptied batch to its pre-aggregator for a later one.
 func (a *accOf[V]) Complete() error {
 	for _, g := range a.groups.Order {
-		a.out(g.group).Emit(g.val)
+		a.out(g.group).Emit(a.value(g))
 	}
 	return nil
 }
@@ -281,7 +311,7 @@ func (t *persistTaskOf[V]) Commit(ctx context.Context, txid txn.TxID, acc exec.B
 	combiner := state.CombinerFunc[V](t.op.agg.Combine)
 	for i, g := range order {
 		keys[i] = g.key
-		updaters[i] = state.Combine[V](combiner, g.val)
+		updaters[i] = state.Combine[V](combiner, a.value(g))
 	}
 	if err := t.ms.BeginCommit(ctx, txid); err != nil {
 		return err
