@@ -24,9 +24,9 @@ func (c tupleCount) Init(Tuple) (int64, error) {
 	return 1, nil
 }
 func (tupleCount) Combine(a, b int64) int64 { return a + b }
-func (tupleCount) Zero() int64               { return 0 }
-func (tupleCount) BorrowsTuples() bool       { return true }
-func (tupleCount) CountsTuples() bool        { return true }
+func (tupleCount) Zero() int64              { return 0 }
+func (tupleCount) BorrowsTuples() bool      { return true }
+func (tupleCount) CountsTuples() bool       { return true }
 
 // intCount declares that it counts tuples, but its values are ints: the
 // declaration is ignored.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/exec"
@@ -116,7 +115,7 @@ func newCombineInput[V any](s *Stream, agg CombinerAggregator[V], group, input F
 // emits nothing and does not reach the state, as without pre-aggregation.
 type preAggregator[V any] struct {
 	in   combineInput[V]
-	free sync.Pool // of recycled *accOf[V]
+	free recycled[accOf[V]]
 }
 
 func (p *preAggregator[V]) NewBatch(_ txn.Attempt, out func(group []any) Collector, _ bool) exec.AggregateBatch {
@@ -126,8 +125,8 @@ func (p *preAggregator[V]) NewBatch(_ txn.Attempt, out func(group []any) Collect
 }
 
 // newAcc returns a recycled batch from free, or a new one.
-func newAcc[V any](in *combineInput[V], free *sync.Pool) *accOf[V] {
-	if a, ok := free.Get().(*accOf[V]); ok {
+func newAcc[V any](in *combineInput[V], free *recycled[accOf[V]]) *accOf[V] {
+	if a := free.get(); a != nil {
 		return a
 	}
 	return &accOf[V]{in: in, groups: exec.NewGroupIndex[groupAcc[V]](), free: free}
@@ -158,7 +157,7 @@ func (p partials[V]) Zero() V                 { return p.c.Zero() }
 type persistCombiner[V any] struct {
 	factory StateFactory[V]
 	combineInput[V]
-	free sync.Pool // of recycled *accOf[V]
+	free recycled[accOf[V]]
 }
 
 // BorrowsTuples reports whether the combiner's Init borrows: the batch's
@@ -206,7 +205,7 @@ type accOf[V any] struct {
 	in     *combineInput[V]
 	groups exec.GroupIndex[groupAcc[V]]
 	out    func(group []any) Collector // a pre-aggregation's
-	free   *sync.Pool                  // where Recycle returns the batch
+	free   *recycled[accOf[V]]         // where Recycle returns the batch
 }
 
 func (t *persistTaskOf[V]) NewBatch() exec.BatchAcc {
@@ -292,7 +291,7 @@ func (a *accOf[V]) Complete() error {
 func (a *accOf[V]) Recycle() {
 	a.groups.Reset()
 	a.out = nil
-	a.free.Put(a)
+	a.free.put(a)
 }
 
 // newGroupAcc starts a group of a batch, without a value yet.

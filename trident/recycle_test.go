@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	goruntime "runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +39,6 @@ func TestRecycledBatchesForgetTheirGroups(t *testing.T) {
 			lines = append(lines, strings.Join(words, " "))
 		}
 	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection empties sync.Pools
 	synctest.Test(t, func(t *testing.T) {
 		f := OpaqueMemory[int64]("recycled")
 		tt := NewTopology("recycled")
@@ -59,8 +56,8 @@ func TestRecycledBatchesForgetTheirGroups(t *testing.T) {
 		}
 		committer := st.n.op.(*exec.Persist).P.(*persistCombiner[int64])
 		pre := st.n.parent.parent.op.(*exec.Aggregate).Agg.(*preAggregator[int64])
-		for name, a := range map[string]any{"committer": committer.free.Get(), "pre-aggregation": pre.free.Get()} {
-			if a == nil {
+		for name, kept := range map[string]int{"committer": committer.free.kept(), "pre-aggregation": pre.free.kept()} {
+			if kept == 0 {
 				t.Errorf("no %s batch was recycled", name)
 			}
 		}
@@ -72,8 +69,6 @@ func TestRecycledBatchesForgetTheirGroups(t *testing.T) {
 // which the next batch takes: the next batch's partial counts are its
 // own tuples' alone.
 func TestLateTupleMissesTheRecycledBatch(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))    // a collection empties sync.Pools
-	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1)) // one pool shard
 	tt := NewTopology("late")
 	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
 	words := s.Each(Fields{"sentence"}, splitStrings, "word")
@@ -113,8 +108,6 @@ func TestLateTupleMissesTheRecycledBatch(t *testing.T) {
 // recycled after its commit: a partial count arriving after the commit
 // reaches neither the state nor the next batch's commit.
 func TestLateTupleMissesTheRecycledCommit(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	f := OpaqueMemory[int64]("late")
 	tt := NewTopology("late")
 	s := tt.NewStream("s", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(1, sentences...) }))
@@ -147,5 +140,32 @@ func TestLateTupleMissesTheRecycledCommit(t *testing.T) {
 	run(2, false)
 	if got := readKeys(t, f, 1, stringKeys([]string{"the"})); got["the"] != 4 {
 		t.Fatalf("the count is %d after two batches of a partial 2", got["the"])
+	}
+}
+
+// TestRecycledKeepsAtMostMaxRecycled: a node keeps no more emptied
+// batches than maxRecycled, and hands back each one it kept once.
+func TestRecycledKeepsAtMostMaxRecycled(t *testing.T) {
+	var r recycled[int]
+	if r.get() != nil {
+		t.Fatal("an empty list handed a batch")
+	}
+	batches := make([]*int, maxRecycled+3)
+	for i := range batches {
+		batches[i] = new(int)
+		r.put(batches[i])
+	}
+	if r.kept() != maxRecycled {
+		t.Fatalf("%d kept, want %d", r.kept(), maxRecycled)
+	}
+	seen := map[*int]bool{}
+	for b := r.get(); b != nil; b = r.get() {
+		if seen[b] || !slices.Contains(batches[:maxRecycled], b) {
+			t.Fatalf("got %p again or one that was not kept", b)
+		}
+		seen[b] = true
+	}
+	if len(seen) != maxRecycled {
+		t.Fatalf("%d handed back, want %d", len(seen), maxRecycled)
 	}
 }
