@@ -5,10 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
 	"github.com/squallstream/squall/trident/internal/exec"
 	"github.com/squallstream/squall/trident/spout"
@@ -164,6 +166,48 @@ func TestEmitBesideEmitStringGroupsByTuple(t *testing.T) {
 		want := map[string]int64{"": 2, "a": 2, "b": 2, "c": 1}
 		if got := readKeys(t, f, 2, stringKeys([]string{"", "a", "b", "c"})); !maps.Equal(got, want) {
 			t.Fatalf("counts = %v, want %v", got, want)
+		}
+	})
+}
+
+// flakyCount is a borrowing count whose Init fails once, retryably, for
+// the word flaky.
+type flakyCount struct {
+	flaky  string
+	failed *atomic.Bool
+}
+
+func (c flakyCount) Init(t Tuple) (int64, error) {
+	if t.String("word") == c.flaky && c.failed.CompareAndSwap(false, true) {
+		return 0, failure.Retryable(errFlaky)
+	}
+	return 1, nil
+}
+func (flakyCount) Combine(a, b int64) int64 { return a + b }
+func (flakyCount) Zero() int64              { return 0 }
+func (flakyCount) BorrowsTuples() bool      { return true }
+
+// TestEmittedStringRetryableFailureReplaysTheBatch: a retryable error of
+// the aggregation a word EmitString emits goes straight to fails the
+// batch, which is replayed; no word is lost or counted twice.
+func TestEmittedStringRetryableFailureReplaysTheBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var failed atomic.Bool
+		f := OpaqueMemory[int64]("counts")
+		tt := NewTopology("flaky")
+		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(2, sentences...) }))
+		PersistentAggregate(s.Each(Fields{"sentence"}, splitStrings, "word").GroupBy("word"), f, Fields{"word"}, flakyCount{"moon", &failed}, "count")
+		r := submit(t, tt, Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.WaitCommitted(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if !failed.Load() {
+			t.Fatal("the aggregation never failed")
+		}
+		if got := readCounts(t, f, 1, words()...); !maps.Equal(got, wantCounts()) {
+			t.Fatalf("counts = %v, want %v", got, wantCounts())
 		}
 	})
 }

@@ -39,6 +39,22 @@ type reusedTuple struct {
 	// its write barrier while the GC marks). Emit clears it.
 	boxed bool
 	to    []borrower // the node's consumers, in its fanout's order
+	// sole is set when the node's one consumer is an aggregation grouped
+	// by the emitted string: EmitString passes the string to its batch
+	// directly (collector.addString), which the collector looks up once
+	// per call of the function instead of once per word. (An aggregation
+	// of an abandoned DRPC request, which lend skips, may be added to:
+	// Finish never completes it, and its rejections are dropped.)
+	sole *plan.Node
+}
+
+// soleStringBorrower returns the node reusedTuple.sole is set to for a
+// node whose consumers are to, or nil.
+func soleStringBorrower(to []borrower) *plan.Node {
+	if len(to) != 1 || !to[0].byEmitted {
+		return nil
+	}
+	return to[0].n
 }
 
 // setString makes s the last of the tuple's values.

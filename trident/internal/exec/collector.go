@@ -16,6 +16,7 @@ type collector struct {
 	bt    *runtime.Batch
 	base  []any
 	reuse *reusedTuple // where output tuples are built, if not in the arena
+	adder *aggregation // reuse.sole's batch, if it takes strings, for this call
 	width int          // the number of values the node's output has
 	err   error        // the first error of an emit
 	errp  *error       // if set, where err is also stored
@@ -65,6 +66,10 @@ func (c *collector) EmitString(v string) {
 	}
 	if r := c.reuse; r != nil {
 		r.setString(v) // the last value (the width was checked); the base was copied once per call
+		if c.adder != nil {
+			c.addString(r, v)
+			return
+		}
 		c.lend(r, v, true)
 		return
 	}
@@ -78,6 +83,22 @@ func (c *collector) EmitString(v string) {
 func (c *collector) emit(out []any) {
 	if err := c.s.emitFrom(c.n, c.bt, out); err != nil {
 		c.fail(err)
+	}
+}
+
+// addString adds the tuple built in r, whose last value is the emitted
+// string v, to the batch of the one aggregation grouped by it
+// (reusedTuple.sole): what lend does for that consumer, without its loop,
+// its switch and the batch's lookup.
+func (c *collector) addString(r *reusedTuple, v string) {
+	err := c.adder.strings.AddString(r.values, v)
+	if err == nil {
+		err = c.adder.takeEmitErr()
+	}
+	if err != nil {
+		if err := c.s.handle(r.sole, c.bt, r.values, err); err != nil {
+			c.fail(err)
+		}
 	}
 }
 
@@ -112,9 +133,14 @@ func (c *collector) ReportError(err error) { c.s.task.ReportError(err) }
 // reused storage, the width) was set in NewProcessor.
 func (s *Processor) collector(n *plan.Node, bt *runtime.Batch, values []any) *collector {
 	c := &s.collectors[n.ID]
-	c.bt, c.base, c.err = bt, values, nil
-	if c.reuse != nil && len(values) <= c.width {
-		copy(c.reuse.values, values)
+	c.bt, c.base, c.err, c.adder = bt, values, nil, nil
+	if r := c.reuse; r != nil && len(values) <= c.width {
+		copy(r.values, values)
+		if r.sole != nil {
+			if a := s.aggregation(r.sole, bt); a.strings != nil {
+				c.adder = a
+			}
+		}
 	}
 	return c
 }

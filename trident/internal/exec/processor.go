@@ -67,6 +67,9 @@ func NewProcessor(p *plan.Plan, s *plan.Stage, nodes int, cfg *Config, states *S
 		o := p.Fanout(n)
 		f := fanout{local: o.Local, stream: o.Stream}
 		f.reuse = reusable(n, f)
+		if f.reuse != nil {
+			f.reuse.sole = soleStringBorrower(f.reuse.to)
+		}
 		pr.fanouts[n.ID] = f
 		pr.collectors[n.ID] = collector{s: pr, n: n, reuse: f.reuse, width: len(n.Fields)}
 	}
