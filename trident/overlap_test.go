@@ -96,6 +96,10 @@ func runOverlap(t *testing.T, seed uint64, store coordstore.Store, late bool) {
 				return &lateMap{BackingMap: m, delay: delay}, err
 			}
 			coord = &lateStore{Store: store, delay: delay}
+		} else if n%2 == 1 {
+			// This process reads through a cache, which a predecessor's
+			// late writes must not make stale (they are fenced).
+			newMap = Cached(8, backing)
 		}
 		PersistentAggregate(g, func(ctx context.Context, p, n int) (state.MapState[int64], error) {
 			m, err := newMap(ctx, p, n)

@@ -274,8 +274,7 @@ func (a *accOf[V]) combine(g *groupAcc[V], created bool, v V, err error) error {
 }
 
 // Complete emits each group's combined value after its group values, in
-// the order the groups appeared (a pre-aggregation's batch), and returns
-// the emptied batch to its pre-aggregator for a later one.
+// the order the groups appeared (a pre-aggregation's batch).
 func (a *accOf[V]) Complete() error {
 	for _, g := range a.groups.Order {
 		a.out(g.group).Emit(a.value(g))
