@@ -52,7 +52,7 @@ func (f *Fixed) EmitBatch(ctx context.Context, a txn.Attempt, c spout.Collector)
 		f.batches[a.TxID] = b
 	}
 	for i := range b {
-		c.Emit(b[i : i+1]...) // the one-value tuple in place: no slice per value (nothing modifies b)
+		c.Emit(b[i : i+1 : i+1]...) // the one-value tuple in place, capped so that an append copies: no slice per value
 	}
 	return nil
 }
