@@ -60,11 +60,7 @@
 //
 // etcd's client waits for a connection rather than failing, so every
 // request is bounded by Options.RequestTimeout (default 10s) as well as
-// by the caller's context. Every request also requires a leader
-// (clientv3.WithRequireLeader): a member cut off from its cluster's
-// quorum refuses writes at once and reads after the client's own short
-// retries (about 2.5 s), retryably, instead of holding each until the
-// timeout. A request that runs out of time, a caller's
+// by the caller's context. A request that runs out of time, a caller's
 // context that ends, and etcd's "cannot answer now" errors (no leader, a
 // leader change, a server-side timeout, too many requests, a full
 // database, a lost or refused connection) are retryable and marked

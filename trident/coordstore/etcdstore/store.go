@@ -155,27 +155,17 @@ func (st *Store) begin(ctx context.Context) (end func(), err error) {
 	return st.mu.RUnlock, nil
 }
 
-// get runs one Get of key with opts (see request).
+// get runs one Get of key with opts, bounded by the request timeout.
 func (st *Store) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	rctx, cancel := st.request(ctx)
+	rctx, cancel := context.WithTimeout(ctx, st.timeout)
 	defer cancel()
 	return st.cli.Get(rctx, key, opts...)
 }
 
-// txn runs one transaction (see request): if every cmp holds, the then
-// ops, else the els ops.
+// txn runs one transaction, bounded by the request timeout: if every cmp
+// holds, the then ops, else the els ops.
 func (st *Store) txn(ctx context.Context, cmp []clientv3.Cmp, then, els []clientv3.Op) (*clientv3.TxnResponse, error) {
-	rctx, cancel := st.request(ctx)
+	rctx, cancel := context.WithTimeout(ctx, st.timeout)
 	defer cancel()
 	return st.cli.Txn(rctx).If(cmp...).Then(then...).Else(els...).Commit()
-}
-
-// request returns the context of one etcd request: bounded by the request
-// timeout, and requiring a leader, so that a member without one (cut off
-// from its cluster's quorum) refuses at once with a retryable error
-// instead of holding the request until the timeout; the caller backs off
-// and retries, and its first request after the partition heals is not
-// stuck behind one that waited for a leader.
-func (st *Store) request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(clientv3.WithRequireLeader(ctx), st.timeout)
 }

@@ -18,31 +18,18 @@ import (
 
 // calls runs every method of s once, each a write by generation 1.
 func calls(ctx context.Context, s coordstore.Store) map[string]error {
-	out := map[string]error{}
-	for m, call := range callList(s) {
-		out[m] = call(ctx)
-	}
-	return out
-}
-
-// callList returns a call of every method of s, by the method's name,
-// each a write by generation 1.
-func callList(s coordstore.Store) map[string]func(context.Context) error {
 	k := coordstore.Key{Owner: "o", Stream: "s", Partition: "p"}
-	return map[string]func(context.Context) error{
-		"Acquire":         func(ctx context.Context) error { _, err := s.Acquire(ctx, "o"); return err },
-		"Generation":      func(ctx context.Context) error { _, err := s.Generation(ctx, "o"); return err },
-		"LoadCoordinator": func(ctx context.Context) error { _, _, err := s.LoadCoordinator(ctx, "o"); return err },
-		"SwapCoordinator": func(ctx context.Context) error {
-			_, err := s.SwapCoordinator(ctx, k.Fence(1), 0, coordstore.Record{Committed: 1})
-			return err
-		},
-		"GetMeta":           func(ctx context.Context) error { _, _, err := s.GetMeta(ctx, k, 1); return err },
-		"PrevMeta":          func(ctx context.Context) error { _, _, err := s.PrevMeta(ctx, k, 2); return err },
-		"PutMeta":           func(ctx context.Context) error { return s.PutMeta(ctx, 1, k, 1, []byte("v")) },
-		"RemoveMeta":        func(ctx context.Context) error { return s.RemoveMeta(ctx, 1, k, 1) },
-		"CleanupMetaBefore": func(ctx context.Context) error { return s.CleanupMetaBefore(ctx, 1, k, 2) },
-	}
+	out := map[string]error{}
+	_, out["Acquire"] = s.Acquire(ctx, "o")
+	_, out["Generation"] = s.Generation(ctx, "o")
+	_, _, out["LoadCoordinator"] = s.LoadCoordinator(ctx, "o")
+	_, out["SwapCoordinator"] = s.SwapCoordinator(ctx, k.Fence(1), 0, coordstore.Record{Committed: 1})
+	_, _, out["GetMeta"] = s.GetMeta(ctx, k, 1)
+	_, _, out["PrevMeta"] = s.PrevMeta(ctx, k, 2)
+	out["PutMeta"] = s.PutMeta(ctx, 1, k, 1, []byte("v"))
+	out["RemoveMeta"] = s.RemoveMeta(ctx, 1, k, 1)
+	out["CleanupMetaBefore"] = s.CleanupMetaBefore(ctx, 1, k, 2)
+	return out
 }
 
 // refusedAddr returns a loopback address nothing listens on.
