@@ -118,6 +118,7 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 	key := w.keys.Status(w.cfg.Topology.Name)
 	var written txn.TxID
 	var writtenLease clientv3.LeaseID
+	var rev int64 // the key's mod revision as this worker last saw it (0: none)
 	for ctx.Err() == nil {
 		w.mu.Lock()
 		sess := w.sess
@@ -129,7 +130,13 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 		if sess != nil && c > 0 && (c != written || sess.Lease() != writtenLease) {
 			st := meta.Status{Topology: w.cfg.Topology.Name, Slot: w.cfg.Slot, PID: os.Getpid(),
 				Generation: uint64(r.Generation()), Committed: uint64(c), Time: w.clk.Now().UTC()}
-			if _, err := w.cfg.Client.Put(ctx, key, meta.Encode(st), clientv3.WithLease(sess.Lease())); err == nil {
+			var ok bool
+			var err error
+			rev, ok, err = putUnmoved(ctx, w.cfg.Client, key, meta.Encode(st), sess.Lease(), rev)
+			if err == nil && !ok { // the key moved since (its lease expired, an earlier put landed): put at its revision now
+				rev, ok, err = putUnmoved(ctx, w.cfg.Client, key, meta.Encode(st), sess.Lease(), rev)
+			}
+			if err == nil && ok {
 				written, writtenLease = c, sess.Lease()
 			}
 		}
@@ -141,6 +148,32 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 		}
 		w.sleep(ctx, w.cfg.StatusInterval)
 	}
+}
+
+// putUnmoved puts value at key under lease if the key's mod revision is
+// still rev (0: the key does not exist), the revision the caller last
+// saw. It returns the key's mod revision after the call and whether it
+// wrote. A put that fails with an unknown outcome (a request that timed
+// out around a leader change) may still be applied by etcd much later;
+// as a plain put it would then overwrite what the caller wrote since and
+// make the published status go back. Guarded by the revision, it finds
+// the key moved on and changes nothing. When the key moved for another
+// reason (its lease expired, a put of unknown outcome landed), the
+// caller learns its revision and writes again on its next turn.
+func putUnmoved(ctx context.Context, cli *clientv3.Client, key, value string, lease clientv3.LeaseID, rev int64) (int64, bool, error) {
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, value, clientv3.WithLease(lease))).
+		Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return rev, false, err
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, true, nil
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		return kvs[0].ModRevision, false, nil
+	}
+	return 0, false, nil
 }
 
 // reportErrors publishes the topology's last reported errors under the
