@@ -11,20 +11,10 @@ import (
 
 	"github.com/squallstream/squall/failure"
 	"github.com/squallstream/squall/state"
+	"github.com/squallstream/squall/state/statetest"
 	"github.com/squallstream/squall/trident/spout"
 	"github.com/squallstream/squall/txn"
 )
-
-// readsCounted is a backing map that counts the keys MultiGet is asked.
-type readsCounted struct {
-	state.BackingMap[[]byte]
-	keys *atomic.Int64
-}
-
-func (m readsCounted) MultiGet(ctx context.Context, keys []state.Key) ([]state.Entry[[]byte], error) {
-	m.keys.Add(int64(len(keys)))
-	return m.BackingMap.MultiGet(ctx, keys)
-}
 
 // TestCachedReadsEachKeyOnce: a word count over Cached maps reads each
 // word from its backing map once, however many batches update it, and
@@ -34,9 +24,18 @@ func TestCachedReadsEachKeyOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var reads atomic.Int64
 		backing := MemoryBacking("counts")
+		countReads := func(op statetest.Op, _ int, keys []state.Key) statetest.Fault {
+			if op == statetest.OpGet {
+				reads.Add(int64(len(keys)))
+			}
+			return statetest.Fault{}
+		}
 		counted := func(ctx context.Context, p, n int) (state.BackingMap[[]byte], error) {
 			m, err := backing(ctx, p, n)
-			return readsCounted{m, &reads}, err
+			if err != nil {
+				return nil, err
+			}
+			return statetest.NewFaultMap(m, countReads), nil
 		}
 		f := Opaque[int64]("counts", Cached(100, counted))
 		lines := append(append([]string{}, sentences...), sentences...)

@@ -12,10 +12,13 @@ import (
 	"github.com/squallstream/squall/trident/spout"
 )
 
-// tupleCount is count declaring that it counts tuples (TupleCounter), as
-// ops.Count does; inits, if set, counts the calls of Init, which the
-// counting path does not make.
-type tupleCount struct{ inits *atomic.Int64 }
+// tupleCount is borrowingCount declaring that it counts tuples
+// (TupleCounter), as ops.Count does; inits, if set, counts the calls of
+// Init, which the counting path does not make.
+type tupleCount struct {
+	borrowingCount
+	inits *atomic.Int64
+}
 
 func (c tupleCount) Init(Tuple) (int64, error) {
 	if c.inits != nil {
@@ -23,10 +26,7 @@ func (c tupleCount) Init(Tuple) (int64, error) {
 	}
 	return 1, nil
 }
-func (tupleCount) Combine(a, b int64) int64 { return a + b }
-func (tupleCount) Zero() int64              { return 0 }
-func (tupleCount) BorrowsTuples() bool      { return true }
-func (tupleCount) CountsTuples() bool       { return true }
+func (tupleCount) CountsTuples() bool { return true }
 
 // intCount declares that it counts tuples, but its values are ints: the
 // declaration is ignored.
@@ -62,9 +62,9 @@ func TestTupleCounterCountsWithoutInit(t *testing.T) {
 				s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(2, sentences...) }))
 				ws := s.Each(Fields{"sentence"}, c.split, "word")
 				if c.global {
-					PersistentAggregateGlobal(ws, f, Fields{"word"}, tupleCount{&inits}, "count")
+					PersistentAggregateGlobal(ws, f, Fields{"word"}, tupleCount{inits: &inits}, "count")
 				} else {
-					PersistentAggregate(ws.GroupBy("word").Parallelism(2), f, Fields{"word"}, tupleCount{&inits}, "count")
+					PersistentAggregate(ws.GroupBy("word").Parallelism(2), f, Fields{"word"}, tupleCount{inits: &inits}, "count")
 				}
 				r := submit(t, tt, Config{})
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -170,9 +170,10 @@ func TestEmitBesideEmitStringGroupsByTuple(t *testing.T) {
 	})
 }
 
-// flakyCount is a borrowing count whose Init fails once, retryably, for
-// the word flaky.
+// flakyCount is borrowingCount whose Init fails once, retryably, for the
+// word flaky.
 type flakyCount struct {
+	borrowingCount
 	flaky  string
 	failed *atomic.Bool
 }
@@ -183,9 +184,6 @@ func (c flakyCount) Init(t Tuple) (int64, error) {
 	}
 	return 1, nil
 }
-func (flakyCount) Combine(a, b int64) int64 { return a + b }
-func (flakyCount) Zero() int64              { return 0 }
-func (flakyCount) BorrowsTuples() bool      { return true }
 
 // TestEmittedStringRetryableFailureReplaysTheBatch: a retryable error of
 // the aggregation a word EmitString emits goes straight to fails the
@@ -196,7 +194,7 @@ func TestEmittedStringRetryableFailureReplaysTheBatch(t *testing.T) {
 		f := OpaqueMemory[int64]("counts")
 		tt := NewTopology("flaky")
 		s := tt.NewStream("sentences", BatchSource(Fields{"sentence"}, func() spout.Batcher { return newFixed(2, sentences...) }))
-		PersistentAggregate(s.Each(Fields{"sentence"}, splitStrings, "word").GroupBy("word"), f, Fields{"word"}, flakyCount{"moon", &failed}, "count")
+		PersistentAggregate(s.Each(Fields{"sentence"}, splitStrings, "word").GroupBy("word"), f, Fields{"word"}, flakyCount{flaky: "moon", failed: &failed}, "count")
 		r := submit(t, tt, Config{})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

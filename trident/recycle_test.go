@@ -169,3 +169,10 @@ func TestRecycledKeepsAtMostMaxRecycled(t *testing.T) {
 		t.Fatalf("%d handed back, want %d", len(seen), maxRecycled)
 	}
 }
+
+// kept returns the number of batches r keeps.
+func (r *recycled[T]) kept() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.free)
+}

@@ -38,10 +38,3 @@ func (r *recycled[T]) put(b *T) {
 		r.free = append(r.free, b)
 	}
 }
-
-// kept returns the number of batches kept.
-func (r *recycled[T]) kept() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.free)
-}

@@ -159,7 +159,7 @@ func (w *worker) writeStatus(ctx context.Context, r *trident.Running) {
 // make the published status go back. Guarded by the revision, it finds
 // the key moved on and changes nothing. When the key moved for another
 // reason (its lease expired, a put of unknown outcome landed), the
-// caller learns its revision and writes again on its next turn.
+// caller learns its revision and may put again at it.
 func putUnmoved(ctx context.Context, cli *clientv3.Client, key, value string, lease clientv3.LeaseID, rev int64) (int64, bool, error) {
 	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
 		Then(clientv3.OpPut(key, value, clientv3.WithLease(lease))).

@@ -89,7 +89,9 @@ func (c *collector) emit(out []any) {
 // addString adds the tuple built in r, whose last value is the emitted
 // string v, to the batch of the one aggregation grouped by it
 // (reusedTuple.sole): what lend does for that consumer, without its loop,
-// its switch and the batch's lookup.
+// its switch and the batch's lookup. It repeats aggregateString's two
+// calls rather than sharing a helper: a helper does not inline, and the
+// extra call per word cost 3 % of the word count.
 func (c *collector) addString(r *reusedTuple, v string) {
 	err := c.adder.strings.AddString(r.values, v)
 	if err == nil {

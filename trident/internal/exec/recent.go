@@ -97,14 +97,10 @@ func (r *recentStrings[G]) miss() {
 }
 
 // reset empties the cache, keeping its slots, and switches it back on
-// with one slot if it was off.
+// (a cache switched off kept one slot).
 func (r *recentStrings[G]) reset() {
-	if r.off {
-		*r = newRecentStrings[G]()
-		return
-	}
 	clear(r.slots)
-	r.hits, r.misses = 0, 0
+	r.hits, r.misses, r.off = 0, 0, false
 }
 
 // grow makes the cache room for keys distinct strings, emptying it, when
