@@ -197,7 +197,8 @@ type groupAcc[V any] struct {
 	val   V
 	// n is the group's tuples, when they are counted (combineInput.counts);
 	// counting into val instead would need a type assertion per tuple
-	// (V is int64 then), which cost 1-1.5 % of the word count.
+	// (V is int64 then), which cost 0.5 % of the word count at p1 and 1.5 %
+	// at p2.
 	n int64
 }
 
